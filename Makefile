@@ -1,0 +1,27 @@
+# The two commands a newcomer runs: `make demo` and `make test`. Both set up .venv first.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+
+.PHONY: setup demo test lint bench clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test]'
+	touch $@
+
+setup: $(VENV)/.installed
+
+demo: setup
+	$(PY) -m stoker.cli.main demo
+
+test: setup
+	$(PY) -m ruff check stoker tests benchmarks
+	$(PY) -m pytest -x -q tests
+
+bench: setup
+	$(PY) -m stoker.cli.main bench cifar
+
+clean:
+	rm -rf $(VENV) build *.egg-info

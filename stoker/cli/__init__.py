@@ -1,0 +1,1 @@
+"""Command line: ``stoker demo``, ``stoker bench``."""

@@ -1,0 +1,33 @@
+"""``stoker`` command line entry point."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="stoker", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    demo = sub.add_parser("demo", help="build a sample dataset and run a pipeline on it")
+    demo.add_argument("--data", default="data/sample", help="where to write the sample dataset")
+    demo.add_argument("--seconds", type=float, default=3.0)
+    bench = sub.add_parser("bench", help="benchmark a pipeline against its peers")
+    bench.add_argument("pipeline", choices=["cifar"])
+    bench.add_argument("--compare", default="dali", help="comma-separated peers: dali, torchvision")
+    bench.add_argument("--batch-size", type=int, default=256)
+    bench.add_argument("--threads", type=int, default=0, help="0 = all cores")
+    bench.add_argument("--seconds", type=float, default=3.0, help="per measured run")
+    bench.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args(argv)
+    if args.command == "demo":
+        from stoker.cli.demo import run_demo
+
+        return run_demo(args.data, args.seconds)
+    from stoker.cli.bench import run_bench
+
+    return run_bench(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,41 @@
+"""Error classes. Each subclasses the builtin it resembles, so ``except ValueError`` still works."""
+
+from __future__ import annotations
+
+
+class StokerError(Exception):
+    """Base of every error stoker raises on purpose."""
+
+
+class ArgumentError(StokerError, ValueError):
+    """An operator argument has a wrong value: names operator, argument, value and rule."""
+
+
+class ArgumentTypeError(StokerError, TypeError):
+    """An operator argument has a wrong type, or is unknown."""
+
+
+class GraphError(StokerError, ValueError):
+    """The pipeline graph is malformed (foreign node, bad output, forbidden device edge)."""
+
+
+class DeviceError(StokerError, RuntimeError):
+    """A device was asked for that this machine or build does not provide."""
+
+
+class PipelineError(StokerError, RuntimeError):
+    """Misuse of a pipeline's life cycle (run before build, run after close, ...)."""
+
+
+class SampleError(StokerError, RuntimeError):
+    """An operator failed on a sample at run time.
+
+    The message names the operator, the line of the user's pipeline that created it, and
+    the sample's source (file path or index); ``__cause__`` holds the original exception.
+    """
+
+    def __init__(self, message: str, *, op: str = "", source: str = "", where: str = ""):
+        super().__init__(message)
+        self.op = op
+        self.source = source
+        self.where = where

@@ -1,0 +1,1 @@
+"""Executor: thread pool, stages, prefetch, error policy."""

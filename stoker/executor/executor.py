@@ -1,0 +1,148 @@
+"""Runs a compiled plan one batch at a time.
+
+Sources make the batch on the calling thread. Each per-sample stage is cut into chunks of
+samples; one pool task runs a chunk through every operator of the stage (no barrier
+across the batch between operators). An operator with a batch kernel processes a dense
+chunk in one call, which is what makes small uniform samples fast; otherwise it loops
+over the chunk's samples. Errors name the operator, the user's line and the sample.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from stoker.errors import SampleError, StokerError
+from stoker.executor.context import BatchContext, ChunkContext
+from stoker.executor.pool import WorkerPool
+from stoker.graph.compile import Plan, Stage
+from stoker.graph.node import DataNode, OpNode
+from stoker.tensors import TensorList
+
+# Values flowing between operators: a dense array (sample axis first) or a list of arrays.
+Value = Any
+
+
+def _take(value: Value, lo: int, hi: int) -> Value:
+    return value[lo:hi]
+
+
+def merge(parts: list[Value]) -> Value:
+    """Joins chunk results into one batch value; dense when every part is dense and alike."""
+    if len(parts) == 1:
+        return parts[0]
+    if all(isinstance(p, np.ndarray) for p in parts):
+        first = parts[0]
+        if all(p.shape[1:] == first.shape[1:] and p.dtype == first.dtype for p in parts):
+            return np.concatenate(parts)
+    out: list[np.ndarray] = []
+    for p in parts:
+        out.extend(p)
+    return out
+
+
+def batch_len(value: Value) -> int:
+    return len(value)
+
+
+class Executor:
+    def __init__(self, plan: Plan, instances: dict[OpNode, Any], num_threads: int,
+                 batch_size: int, name: str):
+        self.plan = plan
+        self.instances = instances
+        self.batch_size = batch_size
+        self.pool = WorkerPool(num_threads, name)
+        self.num_threads = self.pool.num_threads
+
+    def close(self) -> None:
+        self.pool.close()
+
+    def run_batch(self, bctx: BatchContext) -> list[TensorList]:
+        values: dict[DataNode, Value] = {}
+        infos: dict[DataNode, list[str] | None] = {}
+        n = None
+        for stage in self.plan.stages:
+            if stage.kind == "source":
+                for op in stage.ops:
+                    outs, info = self.instances[op].next_batch(bctx)
+                    for node, out in zip(op.outputs, outs, strict=True):
+                        values[node] = out
+                    infos[op.outputs[0]] = info
+                    size = batch_len(outs[0])
+                    if n is None:
+                        n = size
+                    elif size != n:
+                        raise SampleError(
+                            f"{op.describe()}: produced a batch of {size} samples, but other "
+                            f"sources of this pipeline produced {n}; all sources must agree",
+                            op=op.schema.fn_name, where=op.where)
+                continue
+            if n is None:
+                n = self.batch_size
+            bctx.size = n
+            if stage.kind == "batch":
+                self._run_batch_stage(stage, values, infos, bctx)
+            else:
+                self._run_sample_stage(stage, values, infos, bctx, n)
+        if n is None:
+            n = self.batch_size
+        outputs = []
+        for node in self.plan.outputs:
+            src = self.plan.info_from.get(node)
+            info = infos.get(src) if src is not None else None
+            outputs.append(TensorList(values[node], layout=node.layout or "", source_info=info))
+        return outputs
+
+    # -- stages ----------------------------------------------------------------------------
+    def _run_batch_stage(self, stage: Stage, values: dict, infos: dict,
+                         bctx: BatchContext) -> None:
+        for op in stage.ops:
+            inst = self.instances[op]
+            ins = [values[x] for x in op.inputs]
+            argv = {k: values[x] for k, x in op.arg_nodes.items()}
+            try:
+                outs = inst.run_batch(ins, argv, bctx)
+            except StokerError:
+                raise
+            except Exception as e:
+                raise SampleError(f"{op.describe()} failed on batch {bctx.iteration}: "
+                                  f"{type(e).__name__}: {e}", op=op.schema.fn_name,
+                                  where=op.where) from e
+            for node, out in zip(op.outputs, outs, strict=True):
+                values[node] = out
+
+    def _chunks(self, stage: Stage, n: int) -> list[tuple[int, int]]:
+        dense = all(self.instances[op].vectorized for op in stage.ops)
+        count = self.num_threads if dense else min(n, 4 * self.num_threads)
+        # Dense chunks smaller than this cost more in Python overhead than they save.
+        count = max(1, min(count, n // 16)) if dense else max(1, count)
+        bounds = np.linspace(0, n, count + 1).astype(int)
+        return [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:], strict=True) if b > a]
+
+    def _run_sample_stage(self, stage: Stage, values: dict, infos: dict, bctx: BatchContext,
+                          n: int) -> None:
+        chunks = self._chunks(stage, n)
+        plan = self.plan
+        infos_by_node = {
+            op: infos.get(plan.info_from.get(op.outputs[0])) for op in stage.ops
+        }
+
+        def run_chunk(k: int) -> dict[DataNode, Value]:
+            lo, hi = chunks[k]
+            local: dict[DataNode, Value] = {}
+            for op in stage.ops:
+                ins = [local[x] if x in local else _take(values[x], lo, hi) for x in op.inputs]
+                argv = {key: local[x] if x in local else _take(values[x], lo, hi)
+                        for key, x in op.arg_nodes.items()}
+                info = infos_by_node[op]
+                ctx = ChunkContext(bctx, plan.seeds[op], lo, hi,
+                                   info[lo:hi] if info is not None else None)
+                outs = self.instances[op].run_chunk(ins, argv, ctx)
+                for node, out in zip(op.outputs, outs, strict=True):
+                    local[node] = out
+            return {node: local[node] for node in stage.live_out}
+
+        results = self.pool.map(run_chunk, len(chunks))
+        for node in stage.live_out:
+            values[node] = merge([r[node] for r in results])

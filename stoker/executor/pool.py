@@ -1,0 +1,99 @@
+"""A small thread pool for per-sample work; the submitting thread works too.
+
+Work is handed out as numbered tasks through a shared counter, so fast threads take more
+tasks (no static split). Threads are daemons that ``close()`` stops and joins; an atexit
+hook closes every live pool so interpreter exit never waits on a blocked worker.
+"""
+
+from __future__ import annotations
+
+import atexit
+import itertools
+import queue
+import threading
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+_live: weakref.WeakSet[WorkerPool] = weakref.WeakSet()
+
+
+class _Job:
+    __slots__ = ("fn", "n", "counter", "results", "errors", "pending", "lock", "done")
+
+    def __init__(self, fn: Callable[[int], Any], n: int):
+        self.fn = fn
+        self.n = n
+        self.counter = itertools.count()
+        self.results: list[Any] = [None] * n
+        self.errors: list[BaseException | None] = [None] * n
+        self.pending = n
+        self.lock = threading.Lock()
+        self.done = threading.Event()
+
+    def work(self) -> None:
+        while True:
+            i = next(self.counter)
+            if i >= self.n:
+                return
+            try:
+                self.results[i] = self.fn(i)
+            except BaseException as e:  # handed to the submitting thread
+                self.errors[i] = e
+            with self.lock:
+                self.pending -= 1
+                if self.pending == 0:
+                    self.done.set()
+
+
+class WorkerPool:
+    def __init__(self, num_threads: int, name: str = "stoker"):
+        self.num_threads = max(1, int(num_threads))
+        self._tasks: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self._threads = [
+            threading.Thread(target=self._loop, name=f"{name}-worker-{i}", daemon=True)
+            for i in range(self.num_threads - 1)
+        ]
+        for t in self._threads:
+            t.start()
+        self._closed = False
+        _live.add(self)
+
+    def _loop(self) -> None:
+        while True:
+            job = self._tasks.get()
+            if job is None:
+                return
+            job.work()
+
+    def map(self, fn: Callable[[int], Any], n: int) -> list[Any]:
+        """``[fn(0), ..., fn(n-1)]`` computed on the pool; re-raises the lowest-index error."""
+        if self._closed:
+            raise RuntimeError("the worker pool is closed")
+        if n == 0:
+            return []
+        job = _Job(fn, n)
+        for _ in range(min(len(self._threads), n - 1)):
+            self._tasks.put(job)
+        job.work()
+        job.done.wait()
+        for err in job.errors:
+            if err is not None:
+                raise err
+        return job.results
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        for _ in self._threads:
+            self._tasks.put(None)
+        for t in self._threads:
+            if t is not threading.current_thread():
+                t.join()
+
+
+@atexit.register
+def _close_all() -> None:
+    for pool in list(_live):
+        pool.close()

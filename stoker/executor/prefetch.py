@@ -1,0 +1,115 @@
+"""Runs batches ahead of the consumer, DALI-style: each ``schedule()`` is one batch to make.
+
+The producer thread makes scheduled batches in order and queues each result (or the
+exception that stopped it). ``StopIteration`` from a source ends the stream until
+``restart()``; other errors are delivered at their place in the stream and production
+goes on. In synchronous mode ``schedule()`` makes the batch on the calling thread.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+from stoker.errors import PipelineError
+
+
+class Prefetcher:
+    def __init__(self, produce: Callable[[], Any], asynchronous: bool, name: str):
+        self._produce = produce
+        self._async = asynchronous
+        self._name = name
+        self._cv = threading.Condition()
+        self._credits = 0
+        self._results: deque[tuple[bool, Any]] = deque()
+        self._busy = False
+        self._ended = False
+        self._stop = False
+        self._thread: threading.Thread | None = None
+
+    @property
+    def pending(self) -> int:
+        """Batches scheduled and not yet taken by the consumer."""
+        with self._cv:
+            return self._credits + len(self._results) + int(self._busy)
+
+    def schedule(self, n: int = 1) -> None:
+        if self._stop:
+            raise PipelineError("the pipeline is closed")
+        if not self._async:
+            for _ in range(n):
+                if self._ended:
+                    return
+                self._results.append(self._make())
+            return
+        with self._cv:
+            if self._ended:
+                return
+            self._credits += n
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._loop, name=self._name, daemon=True)
+                self._thread.start()
+            self._cv.notify_all()
+
+    def _make(self) -> tuple[bool, Any]:
+        try:
+            return True, self._produce()
+        except BaseException as e:  # delivered to the consumer in order
+            if isinstance(e, StopIteration):
+                self._ended = True
+            return False, e
+
+    def _loop(self) -> None:
+        while True:
+            with self._cv:
+                while self._credits == 0 and not self._stop:
+                    self._cv.wait()
+                if self._stop:
+                    return
+                self._credits -= 1
+                self._busy = True
+            result = self._make()
+            with self._cv:
+                self._busy = False
+                self._results.append(result)
+                if self._ended:
+                    self._credits = 0
+                self._cv.notify_all()
+
+    def get(self) -> Any:
+        """The next batch in order; raises what producing it raised."""
+        with self._cv:
+            while not self._results:
+                if self._stop:
+                    raise PipelineError("the pipeline is closed")
+                if self._ended:
+                    raise StopIteration
+                if self._credits == 0 and not self._busy:
+                    raise PipelineError("no batch is scheduled: call schedule_run() or run()")
+                self._cv.wait()
+            ok, value = self._results.popleft()
+        if ok:
+            return value
+        if isinstance(value, StopIteration):
+            raise StopIteration
+        raise value
+
+    def restart(self, before: Callable[[], None]) -> None:
+        """Drops scheduled and unread batches, waits for the producer, then calls ``before``."""
+        with self._cv:
+            self._credits = 0
+            while self._busy:
+                self._cv.wait()
+            self._results.clear()
+            before()
+            self._ended = False
+
+    def close(self) -> None:
+        with self._cv:
+            self._stop = True
+            self._cv.notify_all()
+        t = self._thread
+        if t is not None and t is not threading.current_thread():
+            t.join()

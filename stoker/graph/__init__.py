@@ -1,0 +1,5 @@
+"""Graph IR: DataNodes, tracing context, compile passes."""
+
+from stoker.graph.node import DataNode
+
+__all__ = ["DataNode"]

@@ -1,0 +1,112 @@
+"""Compiles a traced graph into a plan the executor runs.
+
+The plan keeps the operators the outputs need (plus ``preserve=True`` ones), in creation
+order, checks device edges, gives each operator its random seed, and cuts the operators
+into stages: sources first, then runs of per-sample operators separated by operators that
+need the whole batch. For each stage it records which values later stages still read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from stoker.errors import GraphError
+from stoker.graph.node import DataNode, OpNode
+from stoker.kernels.cpu.rng import derive_seed
+
+
+@dataclass
+class Stage:
+    kind: str  # "source", "sample" or "batch"
+    ops: list[OpNode]
+    reads: list[DataNode] = field(default_factory=list)  # values from earlier stages
+    live_out: list[DataNode] = field(default_factory=list)  # values later stages need
+
+
+@dataclass
+class Plan:
+    ops: list[OpNode]
+    outputs: list[DataNode]
+    stages: list[Stage]
+    seeds: dict[OpNode, int]
+    # The source operator whose per-sample source_info each value carries, if any.
+    info_from: dict[DataNode, DataNode | None]
+
+
+def collect(outputs: list[DataNode], extra: list[OpNode]) -> list[OpNode]:
+    seen: dict[int, OpNode] = {}
+    stack = [n.op for n in outputs] + list(extra)
+    while stack:
+        op = stack.pop()
+        if id(op) in seen:
+            continue
+        seen[id(op)] = op
+        stack.extend(n.op for n in op.upstream())
+    return sorted(seen.values(), key=lambda op: op.order)
+
+
+def compile_plan(outputs: list[DataNode], all_ops: list[OpNode], pipeline_seed: int,
+                 pipeline: Any) -> Plan:
+    for i, out in enumerate(outputs):
+        if not isinstance(out, DataNode):
+            raise GraphError(
+                f"pipeline output {i} must be a DataNode (an operator's output), "
+                f"got {type(out).__name__}: {out!r}"
+            )
+    preserved = [op for op in all_ops if op.args.get("preserve")]
+    ops = collect(outputs, preserved)
+    for op in ops:
+        if op.pipeline is not None and op.pipeline is not pipeline:
+            raise GraphError(
+                f"{op.describe()} belongs to another pipeline; a DataNode can only be used "
+                "in the pipeline that created it"
+            )
+    seeds = {}
+    for k, op in enumerate(ops):
+        seed = op.args.get("seed", -1)
+        seeds[op] = seed if seed is not None and seed >= 0 else derive_seed(pipeline_seed, k)
+
+    info_from: dict[DataNode, DataNode | None] = {}
+    for op in ops:
+        src = None
+        if op.schema.stage == "source":
+            src = op.outputs[0]
+        else:
+            for n in op.upstream():
+                if info_from.get(n) is not None:
+                    src = info_from[n]
+                    break
+        for n in op.outputs:
+            info_from[n] = src
+
+    stages = [Stage("source", [op for op in ops if op.schema.stage == "source"])]
+    current: Stage | None = None
+    for op in ops:
+        if op.schema.stage == "source":
+            continue
+        if op.schema.stage == "batch":
+            stages.append(Stage("batch", [op]))
+            current = None
+        else:
+            if current is None:
+                current = Stage("sample", [])
+                stages.append(current)
+            current.ops.append(op)
+    stages = [s for s in stages if s.ops]
+    _liveness(stages, outputs)
+    return Plan(ops, outputs, stages, seeds, info_from)
+
+
+def _liveness(stages: list[Stage], outputs: list[DataNode]) -> None:
+    needed = set(outputs)
+    for stage in reversed(stages):
+        made = {n for op in stage.ops for n in op.outputs}
+        stage.live_out = [n for op in stage.ops for n in op.outputs if n in needed]
+        reads = []
+        for op in stage.ops:
+            for n in op.upstream():
+                if n not in made and n not in reads:
+                    reads.append(n)
+        stage.reads = reads
+        needed = (needed - made) | set(reads)

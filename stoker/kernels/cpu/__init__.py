@@ -1,0 +1,1 @@
+"""CPU kernels: numpy (and later numba/OpenCV) functions on plain arrays."""

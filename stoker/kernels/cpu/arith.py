@@ -1,0 +1,160 @@
+"""Element-wise arithmetic with DALI's type promotion and C++-style integer semantics.
+
+``result_type`` says what type an expression has; ``apply`` computes it on arrays whose
+first axis may be the sample axis (``sample_axis=True``), broadcasting within samples.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+_INT_ORDER = [np.int8, np.int16, np.int32, np.int64]
+_UINT_ORDER = [np.uint8, np.uint16, np.uint32, np.uint64]
+_FLOAT_ORDER = [np.float16, np.float32, np.float64]
+
+BINARY = ("add", "sub", "mul", "fdiv", "div", "mod", "pow", "min", "max", "atan2",
+          "bitand", "bitor", "bitxor", "eq", "neq", "lt", "leq", "gt", "geq")
+COMPARISON = ("eq", "neq", "lt", "leq", "gt", "geq")
+BITWISE = ("bitand", "bitor", "bitxor")
+UNARY = ("minus", "abs", "sqrt", "rsqrt", "cbrt", "exp", "log", "log2", "log10", "floor",
+         "ceil", "sin", "cos", "tan", "tanh", "asin", "acos", "atan", "sinh", "cosh",
+         "asinh", "acosh", "atanh", "fabs")
+FLOAT_UNARY = frozenset(UNARY) - {"minus", "abs", "fabs"}
+
+
+def promote(a: np.dtype, b: np.dtype) -> np.dtype:
+    """DALI's binary type promotion for two tensor operands."""
+    a, b = np.dtype(a), np.dtype(b)
+    if a == b:
+        return a
+    if a.kind == "b":
+        return b
+    if b.kind == "b":
+        return a
+    if a.kind == "f" or b.kind == "f":
+        if a.kind == "f" and b.kind == "f":
+            return a if a.itemsize >= b.itemsize else b
+        return a if a.kind == "f" else b
+    if a.kind == b.kind:
+        return a if a.itemsize >= b.itemsize else b
+    signed, unsigned = (a, b) if a.kind == "i" else (b, a)
+    if unsigned.itemsize < signed.itemsize:
+        return signed
+    wider = min(unsigned.itemsize * 2, 8)
+    return np.dtype(f"i{wider}")
+
+
+def scalar_type(tensor: np.dtype, value: Any, declared: np.dtype | None) -> np.dtype:
+    """Type a Python scalar takes next to a tensor operand (a typed Constant keeps its type)."""
+    if declared is not None:
+        return np.dtype(declared)
+    tensor = np.dtype(tensor)
+    if isinstance(value, bool | np.bool_):
+        return np.dtype(np.bool_)
+    if isinstance(value, int | np.integer):
+        return tensor if tensor.kind in "iuf" else np.dtype(np.int32)
+    return tensor if tensor.kind == "f" else np.dtype(np.float32)
+
+
+def result_type(op: str, dtypes: list[np.dtype]) -> np.dtype:
+    t = dtypes[0]
+    for d in dtypes[1:]:
+        t = promote(t, d)
+    if op in COMPARISON:
+        return np.dtype(np.bool_)
+    if op in ("fdiv", "atan2") or op in FLOAT_UNARY:
+        return t if t.kind == "f" else np.dtype(np.float32)
+    if op in BITWISE and t.kind == "f":
+        raise TypeError(f"bitwise operation '{op}' needs integer or boolean operands, got {t}")
+    if op in ("minus",) and t.kind == "b":
+        return np.dtype(np.bool_)
+    return t
+
+
+def _align(x: np.ndarray, ndim: int, sample_axis: bool) -> np.ndarray:
+    """Pads a sample's shape with leading 1s so samples broadcast against each other."""
+    if x.ndim >= ndim:
+        return x
+    if sample_axis:
+        return x.reshape((x.shape[0],) + (1,) * (ndim - x.ndim) + x.shape[1:])
+    return x
+
+
+def _int_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    safe = np.where(b == 0, 1, b)
+    q = np.floor_divide(a, safe)
+    if a.dtype.kind == "i":
+        fix = (np.remainder(a, safe) != 0) & ((a < 0) != (safe < 0))
+        q = q + fix.astype(q.dtype)
+    return np.where(b == 0, 0, q).astype(a.dtype, copy=False)
+
+
+def _int_pow(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    out = np.power(a, np.where(b < 0, 0, b) if b.dtype.kind == "i" else b)
+    if b.dtype.kind == "i":
+        neg = b < 0
+        if neg.any():
+            one = a == 1
+            minus_one = (a == -1) if a.dtype.kind == "i" else np.zeros_like(one)
+            odd = (b % 2) != 0
+            inv = np.where(one, 1, np.where(minus_one, np.where(odd, -1, 1), 0))
+            out = np.where(neg, inv, out)
+    return out.astype(a.dtype, copy=False)
+
+
+_NP_BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "fdiv": np.true_divide,
+              "min": np.minimum, "max": np.maximum, "atan2": np.arctan2,
+              "bitand": np.bitwise_and, "bitor": np.bitwise_or, "bitxor": np.bitwise_xor,
+              "eq": np.equal, "neq": np.not_equal, "lt": np.less, "leq": np.less_equal,
+              "gt": np.greater, "geq": np.greater_equal}
+_NP_UNARY = {"sqrt": np.sqrt, "cbrt": np.cbrt, "exp": np.exp, "log": np.log, "log2": np.log2,
+             "log10": np.log10, "floor": np.floor, "ceil": np.ceil, "sin": np.sin,
+             "cos": np.cos, "tan": np.tan, "tanh": np.tanh, "asin": np.arcsin,
+             "acos": np.arccos, "atan": np.arctan, "sinh": np.sinh, "cosh": np.cosh,
+             "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh,
+             "abs": np.abs, "fabs": np.abs, "minus": np.negative}
+
+
+def apply(op: str, operands: list[Any], out_type: np.dtype, sample_axis: bool) -> np.ndarray:
+    """Computes ``op`` on arrays/scalars; operands are first converted to the common type."""
+    arrays = [np.asarray(x) for x in operands]
+    work = out_type
+    if op in COMPARISON:
+        t = arrays[0].dtype
+        for x in arrays[1:]:
+            t = promote(t, x.dtype)
+        work = t
+    ndim = max(x.ndim for x in arrays)
+    arrays = [_align(x.astype(work, copy=False), ndim, sample_axis and x.ndim > 0)
+              for x in arrays]
+    with np.errstate(all="ignore"):
+        if len(arrays) == 1:
+            x = arrays[0]
+            if op == "rsqrt":
+                return (1.0 / np.sqrt(x)).astype(out_type, copy=False)
+            if op == "minus" and x.dtype.kind == "b":
+                return x
+            return _NP_UNARY[op](x).astype(out_type, copy=False)
+        if op == "clamp":
+            x, lo, hi = arrays
+            return np.minimum(np.maximum(x, lo), hi).astype(out_type, copy=False)
+        a, b = arrays
+        if op == "div":
+            if work.kind in "iu":
+                return _int_div(a, b)
+            return np.floor_divide(a, b).astype(out_type, copy=False)
+        if op == "mod":
+            if work.kind in "iu":
+                safe = np.where(b == 0, 1, b)
+                return np.where(b == 0, 0, np.fmod(a, safe)).astype(out_type, copy=False)
+            return np.fmod(a, b).astype(out_type, copy=False)
+        if op == "pow":
+            if work.kind in "iu":
+                return _int_pow(a, b)
+            return np.power(a, b).astype(out_type, copy=False)
+        if work.kind == "b" and op in ("add", "sub", "mul"):
+            ufunc = {"add": np.logical_or, "sub": np.logical_xor, "mul": np.logical_and}[op]
+            return ufunc(a, b)
+        return _NP_BINARY[op](a, b).astype(out_type, copy=False)

@@ -1,0 +1,13 @@
+"""Operator schemas, one module per family; importing this package registers them all."""
+
+from __future__ import annotations
+
+import importlib
+
+# Family modules; each registers its schemas on import.
+FAMILIES = ("external_source", "random", "arithmetic", "tensor", "subscript")
+
+
+def load_all() -> None:
+    for family in FAMILIES:
+        importlib.import_module(f"stoker.ops.{family}")

@@ -1,0 +1,122 @@
+"""Arithmetic on DataNodes (``a + b``, ``-a``, ``a < 3``) and the ``stoker.math`` functions.
+
+Each expression becomes one ``_arith`` node; Python scalars ride along as arguments, so
+``images * 2`` needs no constant node. Types follow DALI's promotion rules
+(``kernels/cpu/arith.py``); integer division and remainder truncate toward zero as in C++.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from stoker import types
+from stoker.errors import ArgumentTypeError
+from stoker.graph.node import DataNode
+from stoker.kernels.cpu import arith
+from stoker.ops.registry import call_op, register
+from stoker.ops.schema import Arg, Example, Input, OpSchema
+
+_OPS = arith.BINARY + arith.UNARY + ("clamp", "rsqrt")
+
+
+def _operands(ins: list, args: dict) -> list:
+    operands: list[Any] = list(ins)
+    for pos, value, _ in args["scalars"]:
+        operands.insert(pos, value)
+    return operands
+
+
+def _types(ins: list, args: dict) -> list[np.dtype]:
+    dts = [np.asarray(x).dtype for x in ins]
+    for pos, value, declared in args["scalars"]:
+        dts.insert(pos, arith.scalar_type(dts[0] if dts else np.float32, value, declared))
+    return dts
+
+
+def _out_type(ins: list, args: dict) -> np.dtype:
+    return arith.result_type(args["op"], _types(ins, args))
+
+
+def arith_batch(ins: list, args: dict, ctx: Any) -> np.ndarray:
+    operands = _operands(ins, args)
+    typed = []
+    for x, t in zip(operands, _types(ins, args), strict=True):
+        typed.append(np.asarray(x, dtype=t) if not isinstance(x, np.ndarray) else x)
+    return arith.apply(args["op"], typed, _out_type(ins, args), sample_axis=True)
+
+
+def arith_sample(ins: list, args: dict, ctx: Any) -> np.ndarray:
+    operands = _operands(ins, args)
+    typed = []
+    for x, t in zip(operands, _types(ins, args), strict=True):
+        typed.append(np.asarray(x, dtype=t) if not isinstance(x, np.ndarray) else x)
+    return arith.apply(args["op"], typed, _out_type(ins, args), sample_axis=False)
+
+
+def _layout(layouts: list, args: dict) -> str:
+    best = ""
+    for layout in layouts:
+        if layout and len(layout) > len(best):
+            best = layout
+    return best
+
+
+register(OpSchema(
+    name="_arith",
+    doc="Element-wise arithmetic expression (created by operators on DataNodes).",
+    inputs=(Input("operands", "Tensor operands.", variadic=True),),
+    args=(Arg("op", "str", "add", "The operation.", choices=_OPS),
+          Arg("scalars", "any", (), "Scalar operands as (position, value, declared type).")),
+    kernel=arith_sample, batch_kernel=arith_batch, layout=_layout,
+    dtype=lambda dts, a: arith.result_type(a["op"], dts),
+    examples=(
+        Example(args={"op": "add"}, inputs=([np.array([1, 2], np.uint8)],
+                                             [np.array([3, 4], np.int16)])),
+        Example(args={"op": "mul", "scalars": ((1, 2.5, None),)},
+                inputs=([np.arange(6, dtype=np.float32).reshape(2, 3)] * 2,)),
+        Example(args={"op": "div"}, inputs=([np.array([-7, 7], np.int32)],
+                                             [np.array([2, -2], np.int32)])),
+        Example(args={"op": "sqrt"}, inputs=([np.array([4, 9], np.int32)],)),
+        Example(args={"op": "bogus"}, inputs=([np.array([1], np.int32)],),
+                raises=ValueError, match="'op' must be one of"),
+    ),
+))
+
+
+def _is_scalar(x: Any) -> bool:
+    return isinstance(x, bool | int | float | np.generic | types.ScalarConstant)
+
+
+def expression(op: str, *operands: Any) -> DataNode:
+    """Records one arithmetic node; non-node operands must be scalars or array constants."""
+    nodes: list[DataNode] = []
+    scalars: list[tuple[int, Any, Any]] = []
+    for pos, x in enumerate(operands):
+        if isinstance(x, DataNode):
+            nodes.append(x)
+        elif isinstance(x, types.ScalarConstant):
+            scalars.append((pos, x.value, types.to_numpy(x.dtype)))
+        elif _is_scalar(x):
+            scalars.append((pos, x.item() if isinstance(x, np.generic) else x, None))
+        elif isinstance(x, np.ndarray | list | tuple):
+            nodes.append(types.Constant(np.asarray(x)))
+        else:
+            raise ArgumentTypeError(
+                f"arithmetic '{op}': operand {pos} must be a DataNode, a number or an array, "
+                f"got {type(x).__name__}"
+            )
+    if not nodes:
+        raise ArgumentTypeError(f"arithmetic '{op}': at least one operand must be a DataNode")
+    if scalars and scalars[0][0] == 0 and len(nodes) >= 1:
+        pass  # positions are kept, so `3 - x` stays 3 - x
+    return call_op("_arith", nodes, {"op": op, "scalars": tuple(scalars)})
+
+
+def binary(op: str, a: Any, b: Any) -> DataNode:
+    return expression(op, a, b)
+
+
+def unary(op: str, a: Any) -> DataNode:
+    return expression(op, a)

@@ -1,0 +1,74 @@
+"""The default operator instance: per-sample kernels, batch kernels on dense chunks.
+
+An operator with a ``batch_kernel`` gets whole dense chunks (one call, no per-sample
+Python); given ragged data, or lacking one, it runs ``kernel`` sample by sample. A failure
+is re-raised as a ``SampleError`` naming the operator, the user's line and the sample.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from stoker.errors import SampleError
+from stoker.executor.context import ChunkContext, SampleContext
+from stoker.graph.node import OpNode
+
+
+def as_outputs(result: Any, n_out: int) -> tuple:
+    if n_out == 1:
+        return (result,)
+    return tuple(result)
+
+
+def sample_error(op: OpNode, sctx: SampleContext, e: BaseException) -> SampleError:
+    where = sctx.describe()
+    return SampleError(
+        f"{op.describe()} failed on {where}: {type(e).__name__}: {e}",
+        op=op.schema.fn_name, source=where, where=op.where,
+    )
+
+
+class SampleOp:
+    def __init__(self, op: OpNode, pipeline: Any = None):
+        self.op = op
+        self.kernel = op.schema.kernel
+        self.batch_kernel = op.schema.batch_kernel
+        self.args = op.args
+        self.n_out = len(op.outputs)
+        self.vectorized = self.batch_kernel is not None
+
+    def run_chunk(self, ins: list, argv: dict, ctx: ChunkContext) -> tuple:
+        if self.batch_kernel is not None and all(isinstance(x, np.ndarray) for x in ins) and \
+                all(isinstance(v, np.ndarray) for v in argv.values()):
+            try:
+                return as_outputs(self.batch_kernel(ins, {**self.args, **argv}, ctx), self.n_out)
+            except Exception as e:
+                if self.kernel is None:
+                    raise sample_error(self.op, ctx.sample(0), e) from e
+                # Fall through: the per-sample pass names the sample that fails.
+        return self._per_sample(ins, argv, ctx)
+
+    def _per_sample(self, ins: list, argv: dict, ctx: ChunkContext) -> tuple:
+        kernel = self.kernel
+        if kernel is None:
+            raise SampleError(f"{self.op.describe()}: needs uniform sample shapes for its "
+                              "batch kernel", op=self.op.schema.fn_name, where=self.op.where)
+        outs: list[list] = [[] for _ in range(self.n_out)]
+        for j in range(ctx.n):
+            sctx = ctx.sample(j)
+            args = self.args if not argv else {**self.args, **{k: v[j] for k, v in argv.items()}}
+            try:
+                res = as_outputs(kernel([x[j] for x in ins], args, sctx), self.n_out)
+            except SampleError:
+                raise
+            except Exception as e:
+                raise sample_error(self.op, sctx, e) from e
+            for lst, r in zip(outs, res, strict=True):
+                lst.append(np.asarray(r))
+        return tuple(outs)
+
+    # A sample-stage operator never sees the whole batch; batch stages use run_batch.
+    def run_batch(self, ins: list, argv: dict, bctx: Any) -> tuple:
+        raise NotImplementedError

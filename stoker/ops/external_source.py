@@ -1,0 +1,285 @@
+"""``fn.external_source``: batches from Python, as DALI defines it.
+
+The source may be a callable (per batch, or per sample with ``batch=False`` and a
+``SampleInfo``), an iterable, a generator function, or nothing: then data arrives through
+``pipe.feed_input(name, data)``. ``cycle`` decides what the end of an iterable means.
+With ``parallel=True`` per-sample callbacks run on ``py_num_workers`` threads.
+"""
+
+from __future__ import annotations
+
+import collections
+import inspect
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+
+from stoker import types
+from stoker.errors import ArgumentError, ArgumentTypeError, SampleError
+from stoker.graph.node import OpNode
+from stoker.ops.registry import register
+from stoker.ops.schema import Arg, Example, OpSchema
+
+_CYCLE = {None: "no", False: "no", "no": "no", True: "quiet", "quiet": "quiet", "raise": "raise"}
+
+
+def _to_array(x: Any, copy: bool) -> np.ndarray:
+    if hasattr(x, "numpy") and hasattr(x, "detach"):  # torch tensors
+        x = x.detach().cpu().numpy()
+    arr = np.array(x, copy=True) if copy else np.asarray(x)
+    if arr.dtype.kind == "O":
+        raise TypeError(f"cannot convert {type(x).__name__} to a numeric array")
+    return arr
+
+
+class ExternalSource:
+    """The source instance: holds the iterator/callback and the epoch counters."""
+
+    def __init__(self, op: OpNode, pipeline: Any):
+        self.op = op
+        a = op.args
+        self.source = a.get("source")
+        self.num_outputs = a.get("num_outputs")
+        self.batch = a.get("batch", True)
+        self.cycle = _CYCLE[a.get("cycle")]
+        self.layout = a.get("layout") or None
+        dtype = a.get("dtype")
+        self.dtype = ([types.to_dali(d) for d in dtype] if isinstance(dtype, list | tuple)
+                      else None if dtype is None else types.to_dali(dtype))
+        self.ndim = a.get("ndim")
+        self.batch_info = a.get("batch_info", False)
+        self.copy = not a.get("no_copy", False)
+        self.parallel = a.get("parallel", False)
+        self.workers = max(1, getattr(pipeline, "py_num_workers", 1) or 1)
+        self.fed: collections.deque = collections.deque()
+        self.epoch = 0
+        self.iteration = 0  # batches in this epoch
+        self.iterator: Any = None
+        self.exhausted = False
+        self._pool: ThreadPoolExecutor | None = None
+        self.kind = self._kind()
+        if self.kind in ("iterable", "generator"):
+            self._rewind()
+
+    def _kind(self) -> str:
+        src = self.source
+        if src is None:
+            return "feed"
+        if inspect.isgeneratorfunction(src):
+            return "generator"
+        if callable(src):
+            return "callable"
+        return "iterable"
+
+    def _rewind(self) -> None:
+        self.iterator = self.source() if self.kind == "generator" else iter(self.source)
+        self.exhausted = False
+
+    def _callable_args(self) -> int:
+        try:
+            params = inspect.signature(self.source).parameters.values()
+        except (TypeError, ValueError):
+            return 1
+        positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                      and p.default is p.empty]
+        return len(positional)
+
+    # -- producing -------------------------------------------------------------------------
+    def feed(self, data: Any, layout: str | None) -> None:
+        if self.kind != "feed":
+            raise ArgumentError(f"{self.op.describe()}: feed_input is only for an "
+                                "external_source without a source")
+        self.fed.append((data, layout))
+
+    def _next_raw(self, bctx: Any) -> Any:
+        kind = self.kind
+        if kind == "feed":
+            if not self.fed:
+                raise ArgumentError(f"{self.op.describe()}: no data was fed; call "
+                                    f"pipe.feed_input({self.op.name!r}, batch) before run()")
+            data, layout = self.fed.popleft()
+            if layout:
+                self.layout = layout
+            return data
+        if kind == "callable":
+            if not self.batch:
+                return self._per_sample(bctx)
+            if self._callable_args() == 0:
+                return self.source()
+            if self.batch_info:
+                return self.source(types.BatchInfo(self.iteration, self.epoch))
+            return self.source(self.iteration)
+        # iterable or generator
+        if self.exhausted and self.cycle != "quiet":
+            raise StopIteration
+        try:
+            return self._next_from_iterator(bctx)
+        except StopIteration:
+            if self.cycle == "quiet":
+                self._rewind()
+                return self._next_from_iterator(bctx)
+            self.exhausted = True
+            raise
+
+    def _next_from_iterator(self, bctx: Any) -> Any:
+        if self.batch:
+            return next(self.iterator)
+        return [next(self.iterator) for _ in range(bctx.batch_size)]
+
+    def _per_sample(self, bctx: Any) -> list:
+        n = bctx.batch_size
+        first = self.iteration * n
+        infos = [types.SampleInfo(first + i, i, self.iteration, self.epoch) for i in range(n)]
+        if self.parallel and self.workers > 1:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="stoker-es")
+            return list(self._pool.map(self.source, infos))
+        return [self.source(info) for info in infos]
+
+    def next_batch(self, bctx: Any) -> tuple[list, None]:
+        try:
+            raw = self._next_raw(bctx)
+        except StopIteration:
+            raise
+        except (ArgumentError, SampleError):
+            raise
+        except Exception as e:
+            raise SampleError(
+                f"{self.op.describe()}: the source raised {type(e).__name__}: {e}",
+                op="fn.external_source", where=self.op.where) from e
+        self.iteration += 1
+        if self.num_outputs is None:
+            return [self._batch(raw, 0)], None
+        if not isinstance(raw, tuple | list) or len(raw) != self.num_outputs:
+            raise SampleError(f"{self.op.describe()}: num_outputs={self.num_outputs}, so the "
+                              f"source must return {self.num_outputs} batches, got "
+                              f"{type(raw).__name__}", op="fn.external_source", where=self.op.where)
+        return [self._batch(r, k) for k, r in enumerate(raw)], None
+
+    def _batch(self, raw: Any, k: int) -> Any:
+        where = f"{self.op.describe()}"
+        try:
+            if isinstance(raw, np.ndarray) or (hasattr(raw, "__array__") and
+                                                not isinstance(raw, list | tuple)):
+                value: Any = _to_array(raw, self.copy)
+                if value.ndim == 0:
+                    raise TypeError("a batch must have a leading sample axis, got a scalar")
+                samples_dtype, sample_ndim = value.dtype, value.ndim - 1
+                if len(value) == 0:
+                    raise TypeError("the batch is empty")
+            else:
+                value = [_to_array(s, self.copy) for s in raw]
+                if not value:
+                    raise TypeError("the batch is empty")
+                samples_dtype, sample_ndim = value[0].dtype, value[0].ndim
+                for s in value:
+                    if s.dtype != samples_dtype:
+                        raise TypeError(f"samples of one batch have different types "
+                                        f"({samples_dtype} and {s.dtype})")
+                    if s.ndim != sample_ndim:
+                        raise TypeError(f"samples of one batch have different dimensions "
+                                        f"({sample_ndim} and {s.ndim})")
+        except TypeError as e:
+            raise SampleError(f"{where}: bad batch from the source: {e}",
+                              op="fn.external_source", where=self.op.where) from e
+        dtype = self.dtype[k] if isinstance(self.dtype, list) else self.dtype
+        if dtype is not None and types.to_dali(samples_dtype) != dtype:
+            raise SampleError(f"{where}: the source gave {types.to_dali(samples_dtype).name} "
+                              f"data, but dtype={types.DALIDataType(dtype).name} was declared",
+                              op="fn.external_source", where=self.op.where)
+        ndim = self.ndim[k] if isinstance(self.ndim, list) else self.ndim
+        if ndim is not None and sample_ndim != ndim:
+            raise SampleError(f"{where}: the source gave {sample_ndim}-dimensional samples, "
+                              f"but ndim={ndim} was declared", op="fn.external_source",
+                              where=self.op.where)
+        return value
+
+    def reset(self) -> None:
+        self.epoch += 1
+        self.iteration = 0
+        if self.kind in ("iterable", "generator") and self.exhausted:
+            if self.cycle == "raise" or self.kind == "generator":
+                self._rewind()
+            else:
+                self._rewind_if_reiterable()
+
+    def _rewind_if_reiterable(self) -> None:
+        # cycle="no": a collection can be read again; a one-shot iterator stays exhausted.
+        if iter(self.source) is not self.source:
+            self._rewind()
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+
+
+def _check(args: dict) -> None:
+    src = args.get("source")
+    if args.get("cycle") is not None and args["cycle"] not in _CYCLE:
+        raise ArgumentError(f"fn.external_source: argument 'cycle' must be one of False, True, "
+                            f"'no', 'quiet', 'raise', got {args['cycle']!r}")
+    if args.get("cycle") not in (None, False, "no") and (src is None or (
+            callable(src) and not inspect.isgeneratorfunction(src))):
+        raise ArgumentError("fn.external_source: argument 'cycle' applies only to an iterable or "
+                            "a generator function source")
+    if src is not None and not callable(src) and not hasattr(src, "__iter__"):
+        raise ArgumentTypeError(f"fn.external_source: argument 'source' must be a callable, an "
+                                f"iterable or a generator function, got {type(src).__name__}")
+    if args.get("batch") is False and src is not None and callable(src) and \
+            not inspect.isgeneratorfunction(src):
+        try:
+            params = [p for p in inspect.signature(src).parameters.values()
+                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        except (TypeError, ValueError):
+            params = [None]
+        if not params:
+            raise ArgumentError("fn.external_source: with batch=False the source callable must "
+                                "accept a SampleInfo argument")
+    if args.get("parallel") and (src is None or not callable(src)):
+        raise ArgumentError("fn.external_source: parallel=True needs a callable source")
+
+
+def _layout(in_layouts: list, args: dict) -> Any:
+    layout = args.get("layout")
+    n = args.get("num_outputs") or 1
+    if isinstance(layout, list | tuple):
+        return list(layout)
+    return [layout or ""] * n
+
+
+SCHEMA = register(OpSchema(
+    name="external_source",
+    positional=("source", "num_outputs"),
+    doc="Brings batches from Python: a callable, an iterable, a generator function, or "
+        "data fed with pipe.feed_input(name, batch).",
+    args=(
+        Arg("source", "any", None, "Where the data comes from; None means feed_input."),
+        Arg("num_outputs", "int", None, "Number of outputs; the source then returns a tuple.",
+            range=(1, None)),
+        Arg("cycle", "any", None, "At the end of an iterable: False/'no' raise StopIteration, "
+            "True/'quiet' start over silently, 'raise' raise StopIteration and start over "
+            "on reset()."),
+        Arg("layout", "any", None, "Layout of the samples (e.g. 'HWC'); a list with "
+            "num_outputs."),
+        Arg("dtype", "any", None, "Declared data type; data of another type is an error."),
+        Arg("ndim", "any", None, "Declared number of dimensions per sample."),
+        Arg("batch", "bool", True, "True: the source gives a batch per call; False: a sample."),
+        Arg("batch_info", "bool", False, "Pass a BatchInfo instead of the iteration number."),
+        Arg("parallel", "bool", False, "Run per-sample callbacks on py_num_workers threads."),
+        Arg("no_copy", "bool", False, "Use the source's arrays without copying them."),
+        Arg("prefetch_queue_depth", "int", 1, "Accepted for portability.", range=(1, None)),
+        Arg("repeat_last", "bool", False, "Accepted for portability (feed_input mode)."),
+        Arg("cuda_stream", "any", None, "Accepted for portability."),
+        Arg("use_copy_kernel", "bool", False, "Accepted for portability."),
+    ),
+    num_outputs=lambda a: a.get("num_outputs") or 1,
+    stage="source",
+    instance=ExternalSource,
+    layout=_layout,
+    check=_check,
+    examples=(
+        Example(args={"source": lambda: [np.arange(6, dtype=np.uint8).reshape(2, 3)] * 2}),
+        Example(args={"source": 5}, raises=ArgumentTypeError, match="argument 'source'"),
+    ),
+))

@@ -1,0 +1,246 @@
+"""The operator registry and the ``fn`` namespace generated from it.
+
+``register`` files a schema; ``fn_module`` builds ``stoker.fn`` (and its sub-namespaces
+``fn.random``, ``fn.readers``, ...) with one function per schema, each carrying a real
+signature and a docstring made from the schema. ``call_op`` is what those functions do:
+check the arguments at once, then record an ``OpNode`` in the current pipeline.
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+import types as pytypes
+from typing import Any
+
+from stoker.errors import ArgumentError, ArgumentTypeError, DeviceError, GraphError
+from stoker.graph.node import DataNode, OpNode, check_same_pipeline
+from stoker.ops.schema import COMMON_ARGS, REQUIRED, OpSchema, check_arg, unknown_arg_error
+
+REGISTRY: dict[str, OpSchema] = {}
+
+DEVICES = ("cpu", "gpu", "mixed")
+
+
+def register(schema: OpSchema) -> OpSchema:
+    if schema.name in REGISTRY:
+        raise ValueError(f"operator {schema.name!r} registered twice")
+    REGISTRY[schema.name] = schema
+    return schema
+
+
+def all_args(schema: OpSchema) -> dict[str, Any]:
+    merged = {a.name: a for a in COMMON_ARGS}
+    merged.update({a.name: a for a in schema.args})
+    return merged
+
+
+def gpu_backend_available() -> bool:
+    from stoker.kernels import gpu
+
+    return gpu.available()
+
+
+def _resolve_device(schema: OpSchema, device: str | None, inputs: list[DataNode]) -> str:
+    if device is None:
+        device = "gpu" if any(n.device == "gpu" for n in inputs) else "cpu"
+        if device not in schema.devices:
+            device = schema.devices[0]
+    if device not in DEVICES:
+        raise ArgumentError(
+            f"{schema.fn_name}: argument 'device' must be one of 'cpu', 'gpu', 'mixed', "
+            f"got {device!r}"
+        )
+    if device not in schema.devices:
+        allowed = ", ".join(repr(d) for d in schema.devices)
+        raise DeviceError(f"{schema.fn_name}: device={device!r} is not supported; "
+                          f"this operator runs on {allowed}")
+    if device != "cpu" and not gpu_backend_available():
+        raise DeviceError(
+            f"{schema.fn_name}: device={device!r} needs a CUDA GPU with PyTorch, and none is "
+            "available here; use device='cpu' (the default)"
+        )
+    for n in inputs:
+        if n.device == "gpu" and device == "cpu":
+            raise GraphError(
+                f"{schema.fn_name}: input {n.name!r} is on the GPU but the operator runs on "
+                "the CPU; data moves only CPU -> GPU (call .cpu() explicitly to copy back)"
+            )
+    return device
+
+
+def call_op(name: str, inputs: list[Any], kwargs: dict[str, Any]) -> Any:
+    """Validates one ``fn.<name>(*inputs, **kwargs)`` call and records it in the graph."""
+    schema = REGISTRY[name]
+    kwargs = dict(kwargs)
+    device = kwargs.pop("device", None)
+    op_name = kwargs.pop("name", None)
+    known = all_args(schema)
+
+    for i, node in enumerate(inputs):
+        if not isinstance(node, DataNode):
+            raise ArgumentTypeError(
+                f"{schema.fn_name}: input {i} must be a DataNode (an output of another "
+                f"operator), got {type(node).__name__}"
+            )
+    n_in = len(inputs)
+    if n_in < schema.min_inputs or n_in > schema.max_inputs:
+        want = (str(schema.min_inputs) if schema.min_inputs == schema.max_inputs
+                else f"at least {schema.min_inputs}" if schema.max_inputs == float("inf")
+                else f"{schema.min_inputs} to {int(schema.max_inputs)}")
+        raise ArgumentTypeError(f"{schema.fn_name}: expects {want} input(s), got {n_in}")
+
+    args: dict[str, Any] = {}
+    arg_nodes: dict[str, DataNode] = {}
+    for key, value in kwargs.items():
+        arg = known.get(key)
+        if arg is None:
+            raise unknown_arg_error(schema, key, list(known) + ["device", "name"])
+        if isinstance(value, DataNode):
+            if not arg.per_sample:
+                raise ArgumentTypeError(
+                    f"{schema.fn_name}: argument '{key}' takes a constant, not a per-sample "
+                    f"DataNode ({value.name!r})"
+                )
+            arg_nodes[key] = value
+        elif value is None and not arg.required and arg.default is None:
+            continue
+        else:
+            args[key] = check_arg(schema, arg, value)
+    for arg in schema.args:
+        if arg.name in args or arg.name in arg_nodes:
+            continue
+        if arg.required:
+            raise ArgumentTypeError(
+                f"{schema.fn_name}: missing required argument '{arg.name}'"
+            )
+        if arg.default is not None:
+            args[arg.name] = arg.default
+    for arg in COMMON_ARGS:
+        args.setdefault(arg.name, arg.default)
+    if schema.check is not None:
+        schema.check({**args, **{k: v for k, v in arg_nodes.items()}})
+
+    upstream = [*inputs, *arg_nodes.values()]
+    pipe = check_same_pipeline(schema, upstream)
+    device = _resolve_device(schema, device, list(inputs))
+    if device == "cpu":
+        for key, node in arg_nodes.items():
+            if node.device != "cpu":
+                raise GraphError(f"{schema.fn_name}: argument '{key}' must be a CPU node, "
+                                 f"got {node.name!r} on the {node.device}")
+    op = OpNode(schema, list(inputs), args, arg_nodes, device, pipe, op_name)
+    n_out = schema.outputs_for(args)
+    layouts = _output_layouts(schema, inputs, args, n_out)
+    out_device = "gpu" if device in ("gpu", "mixed") else "cpu"
+    op.outputs = [DataNode(op, i, out_device, layouts[i]) for i in range(n_out)]
+    if pipe is not None:
+        pipe._adopt(op)
+    if n_out == 1:
+        return op.outputs[0]
+    return op.outputs
+
+
+def _output_layouts(schema: OpSchema, inputs: list[DataNode], args: dict, n: int) -> list:
+    in_layouts = [node.layout for node in inputs]
+    if schema.layout is not None:
+        out = schema.layout(in_layouts, args)
+    else:
+        out = in_layouts[0] if in_layouts else args.get("layout", "") or ""
+    if not isinstance(out, list | tuple):
+        out = [out] * n
+    return list(out)
+
+
+# -- the generated fn namespace ---------------------------------------------------------------
+
+
+def _signature(schema: OpSchema) -> inspect.Signature:
+    params = []
+    for inp in schema.inputs:
+        kind = (inspect.Parameter.VAR_POSITIONAL if inp.variadic
+                else inspect.Parameter.POSITIONAL_ONLY)
+        default = (None if inp.optional and not inp.variadic else inspect.Parameter.empty)
+        params.append(inspect.Parameter(inp.name, kind, default=default))
+    for key in schema.positional:
+        params.append(inspect.Parameter(key, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                        default=schema.arg(key).default))
+    for arg in (*schema.args, *COMMON_ARGS):
+        if arg.name in schema.positional:
+            continue
+        default = inspect.Parameter.empty if arg.required else arg.default
+        params.append(inspect.Parameter(arg.name, inspect.Parameter.KEYWORD_ONLY,
+                                        default=default))
+    params.append(inspect.Parameter("device", inspect.Parameter.KEYWORD_ONLY, default=None))
+    params.append(inspect.Parameter("name", inspect.Parameter.KEYWORD_ONLY, default=None))
+    return inspect.Signature(params)
+
+
+def _docstring(schema: OpSchema) -> str:
+    lines = [schema.doc.strip(), ""]
+    lines.append(f"Devices: {', '.join(schema.devices)}.")
+    if schema.inputs:
+        lines += ["", "Inputs:"]
+        for inp in schema.inputs:
+            extra = " (optional)" if inp.optional else " (any number)" if inp.variadic else ""
+            lines.append(f"    {inp.name}{extra}: {inp.doc}")
+    lines += ["", "Arguments:"]
+    for arg in schema.args:
+        default = "required" if arg.required else f"default {arg.default!r}"
+        bits = [arg.type, default]
+        if arg.range is not None:
+            bits.append(f"range [{arg.range[0]}, {arg.range[1]}]")
+        if arg.choices is not None:
+            bits.append("one of " + ", ".join(repr(c) for c in arg.choices))
+        if arg.per_sample:
+            bits.append("per-sample input accepted")
+        lines.append(f"    {arg.name} ({'; '.join(bits)}): {arg.doc}")
+    return "\n".join(lines)
+
+
+def make_fn(schema: OpSchema) -> Any:
+    name = schema.name
+
+    n_inputs = schema.max_inputs
+    positional = schema.positional
+
+    def op(*inputs: Any, **kwargs: Any) -> Any:
+        if positional and len(inputs) > n_inputs:
+            extra = inputs[int(n_inputs):]
+            if len(extra) > len(positional):
+                raise ArgumentTypeError(f"{schema.fn_name}: too many positional arguments")
+            for key, value in zip(positional, extra, strict=False):
+                if key in kwargs:
+                    raise ArgumentTypeError(f"{schema.fn_name}: argument '{key}' given twice")
+                kwargs[key] = value
+            inputs = inputs[: int(n_inputs)]
+        return call_op(name, list(inputs), kwargs)
+
+    op.__name__ = op.__qualname__ = name.rsplit(".", 1)[-1]
+    op.__doc__ = _docstring(schema)
+    op.__signature__ = _signature(schema)  # type: ignore[attr-defined]
+    op.__module__ = "stoker.fn"
+    return op
+
+
+def fill_namespace(root: pytypes.ModuleType) -> None:
+    """Adds a function per public schema to ``root`` and its sub-namespaces."""
+    for name, schema in sorted(REGISTRY.items()):
+        if name.startswith("_"):
+            continue
+        *parents, leaf = name.split(".")
+        module = root
+        path = root.__name__
+        for part in parents:
+            path = f"{path}.{part}"
+            child = getattr(module, part, None)
+            if child is None:
+                child = pytypes.ModuleType(path, f"stoker's fn.{path[len('stoker.fn.'):]} "
+                                                 "operators")
+                sys.modules[path] = child
+                setattr(module, part, child)
+            module = child
+        setattr(module, leaf, make_fn(schema))
+
+
+__all__ = ["REGISTRY", "REQUIRED", "register", "call_op", "fill_namespace"]

@@ -1,0 +1,250 @@
+"""Operator schemas: one frozen description per operator drives checks, signatures and docs.
+
+A schema names the operator, its inputs, its arguments (type, default, allowed range,
+whether a per-sample DataNode is accepted), its devices and outputs, the functions that
+do the work, and example calls for the contract battery. Defaults live here only.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from stoker import types
+from stoker.errors import ArgumentError, ArgumentTypeError
+
+
+class _Required:
+    def __repr__(self) -> str:
+        return "<required>"
+
+
+REQUIRED: Any = _Required()
+
+# What each argument type accepts; the checker below turns a user's value into this form.
+ARG_TYPES = {
+    "int": "an integer",
+    "float": "a number",
+    "bool": "a boolean",
+    "str": "a string",
+    "dtype": "a data type (types.FLOAT, types.UINT8, ...)",
+    "layout": "a layout string such as 'HWC'",
+    "ints": "an integer or a list of integers",
+    "floats": "a number or a list of numbers",
+    "strs": "a string or a list of strings",
+    "image_type": "an image type (types.RGB, types.BGR, ...)",
+    "interp_type": "an interpolation type (types.INTERP_LINEAR, ...)",
+    "array": "a number or an array of numbers",
+    "any": "any value",
+}
+
+
+@dataclass(frozen=True)
+class Arg:
+    name: str
+    type: str
+    default: Any = None
+    doc: str = ""
+    range: tuple[float | None, float | None] | None = None  # inclusive bounds, None = open
+    choices: tuple[Any, ...] | None = None
+    per_sample: bool = False  # accepts a DataNode carrying one value per sample
+    length: int | None = None  # required list length (for "ints"/"floats")
+
+    @property
+    def required(self) -> bool:
+        return self.default is REQUIRED
+
+
+@dataclass(frozen=True)
+class Input:
+    name: str
+    doc: str = ""
+    optional: bool = False
+    variadic: bool = False  # this input and any number after it (cat, stack)
+
+
+@dataclass(frozen=True)
+class Example:
+    """A call for the contract battery: ``inputs`` are lists of numpy samples per input."""
+
+    args: dict[str, Any] = field(default_factory=dict)
+    inputs: tuple[Any, ...] = ()
+    # For examples that must be rejected: the exception type and a substring of its message.
+    raises: type[BaseException] | None = None
+    match: str = ""
+
+
+@dataclass(frozen=True)
+class OpSchema:
+    name: str  # fn path, e.g. "random.uniform"
+    doc: str
+    inputs: tuple[Input, ...] = ()
+    args: tuple[Arg, ...] = ()
+    num_outputs: int | Callable[[dict], int] = 1
+    devices: tuple[str, ...] = ("cpu",)
+    # "sample": runs per sample (optionally per dense chunk); "batch": needs the whole
+    # batch; "source": makes batches (readers, external_source).
+    stage: str = "sample"
+    # Per-sample work: (inputs, args, ctx) -> array or tuple of arrays.
+    kernel: Callable[..., Any] | None = None
+    # Dense-chunk work: (inputs stacked on axis 0, args with per-sample values stacked,
+    # ctx) -> stacked outputs. Used when every input of a chunk is one uniform array.
+    batch_kernel: Callable[..., Any] | None = None
+    # Stateful operators (sources, batch stages) build an instance per graph node.
+    instance: Callable[..., Any] | None = None
+    random: bool = False  # draws from the per-sample random stream
+    # (input layouts, args) -> output layout(s); default: the first input's layout.
+    layout: Callable[[list[str], dict], Any] | None = None
+    # (input dtypes, args) -> output dtype(s); default: the first input's dtype.
+    dtype: Callable[[list[np.dtype], dict], Any] | None = None
+    examples: tuple[Example, ...] = ()
+    # Validates the combination of arguments after each was checked alone.
+    check: Callable[[dict], None] | None = None
+    # Arguments that may also be passed positionally, after the inputs.
+    positional: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        names = [a.name for a in self.args]
+        if len(names) != len(set(names)):
+            raise ValueError(f"schema {self.name}: duplicate argument names")
+
+    @property
+    def fn_name(self) -> str:
+        return f"fn.{self.name}"
+
+    @property
+    def min_inputs(self) -> int:
+        return sum(1 for i in self.inputs if not i.optional and not i.variadic) + sum(
+            1 for i in self.inputs if i.variadic and not i.optional
+        )
+
+    @property
+    def max_inputs(self) -> float:
+        return math.inf if any(i.variadic for i in self.inputs) else len(self.inputs)
+
+    def arg(self, name: str) -> Arg:
+        for a in self.args:
+            if a.name == name:
+                return a
+        raise KeyError(name)
+
+    def outputs_for(self, args: dict) -> int:
+        return self.num_outputs(args) if callable(self.num_outputs) else self.num_outputs
+
+
+# Arguments every operator takes.
+COMMON_ARGS = (
+    Arg("seed", "int", -1, "Seed of this operator's random stream; -1 derives it from the "
+        "pipeline's seed."),
+    Arg("preserve", "bool", False, "Keep the operator even if none of its outputs is used."),
+    Arg("bytes_per_sample_hint", "ints", 0, "Accepted for portability; stoker sizes buffers "
+        "from the data itself."),
+)
+
+
+def _fail(schema: OpSchema, arg: Arg, value: Any, rule: str) -> ArgumentError:
+    return ArgumentError(f"{schema.fn_name}: argument '{arg.name}' {rule}, got {value!r}")
+
+
+def _type_fail(schema: OpSchema, arg: Arg, value: Any) -> ArgumentTypeError:
+    return ArgumentTypeError(
+        f"{schema.fn_name}: argument '{arg.name}' must be {ARG_TYPES[arg.type]}, "
+        f"got {value!r} of type {type(value).__name__}"
+    )
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int | np.integer) and not isinstance(v, bool | np.bool_)
+
+
+def _is_num(v: Any) -> bool:
+    return _is_int(v) or isinstance(v, float | np.floating)
+
+
+def _check_range(schema: OpSchema, arg: Arg, values: Sequence[Any], shown: Any) -> None:
+    if arg.range is None:
+        return
+    lo, hi = arg.range
+    for v in values:
+        if (lo is not None and v < lo) or (hi is not None and v > hi):
+            lo_s = "-inf" if lo is None else repr(lo)
+            hi_s = "inf" if hi is None else repr(hi)
+            raise _fail(schema, arg, shown, f"must be in [{lo_s}, {hi_s}]")
+
+
+def check_arg(schema: OpSchema, arg: Arg, value: Any) -> Any:
+    """Checks one constant argument value; returns it in canonical form."""
+    t = arg.type
+    if t == "int":
+        if not _is_int(value):
+            raise _type_fail(schema, arg, value)
+        value = int(value)
+        _check_range(schema, arg, [value], value)
+    elif t == "float":
+        if not _is_num(value):
+            raise _type_fail(schema, arg, value)
+        value = float(value)
+        _check_range(schema, arg, [value], value)
+    elif t == "bool":
+        if not isinstance(value, bool | np.bool_) and not (_is_int(value) and value in (0, 1)):
+            raise _type_fail(schema, arg, value)
+        value = bool(value)
+    elif t in ("str", "layout"):
+        if isinstance(value, types.TensorLayout):
+            value = value.value
+        if not isinstance(value, str):
+            raise _type_fail(schema, arg, value)
+    elif t == "strs":
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+            raise _type_fail(schema, arg, value)
+        value = list(value)
+    elif t in ("ints", "floats"):
+        scalar_ok = _is_int if t == "ints" else _is_num
+        seq = list(value) if isinstance(value, list | tuple | np.ndarray) else [value]
+        if isinstance(value, np.ndarray) and value.ndim > 1:
+            raise _type_fail(schema, arg, value)
+        if not all(scalar_ok(v) for v in seq):
+            raise _type_fail(schema, arg, value)
+        seq = [int(v) for v in seq] if t == "ints" else [float(v) for v in seq]
+        if arg.length is not None and len(seq) != arg.length:
+            raise _fail(schema, arg, value, f"must have {arg.length} elements")
+        _check_range(schema, arg, seq, value)
+        value = seq
+    elif t == "dtype":
+        try:
+            value = types.to_dali(value)
+        except TypeError:
+            raise _type_fail(schema, arg, value) from None
+    elif t == "image_type":
+        if not isinstance(value, types.DALIImageType | int) or isinstance(value, bool):
+            raise _type_fail(schema, arg, value)
+        value = types.DALIImageType(value)
+    elif t == "interp_type":
+        if not isinstance(value, types.DALIInterpType | int) or isinstance(value, bool):
+            raise _type_fail(schema, arg, value)
+        value = types.DALIInterpType(value)
+    elif t == "array":
+        try:
+            arr = np.asarray(value)
+        except Exception:
+            raise _type_fail(schema, arg, value) from None
+        if arr.dtype.kind not in "biuf":
+            raise _type_fail(schema, arg, value)
+        value = arr
+    if arg.choices is not None and value not in arg.choices:
+        allowed = ", ".join(repr(c) for c in arg.choices)
+        raise _fail(schema, arg, value, f"must be one of {allowed}")
+    return value
+
+
+def unknown_arg_error(schema: OpSchema, name: str, known: Sequence[str]) -> ArgumentTypeError:
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    hint = f"; did you mean '{close[0]}'?" if close else ""
+    return ArgumentTypeError(f"{schema.fn_name}: unknown argument '{name}'{hint}")

@@ -1,0 +1,277 @@
+"""``Pipeline``: DALI's pipeline object: define, build, run ahead, reset, close.
+
+A pipeline owns the operators traced while it is current (``with pipe:``). ``build()``
+compiles them into a plan and starts the executor; ``run()`` returns one ``TensorList``
+per output, made ``prefetch_queue_depth`` batches ahead on a producer thread unless
+``exec_pipelined``/``exec_async`` is off. ``close()`` (also on garbage collection and at
+interpreter exit) stops every thread the pipeline started.
+"""
+
+from __future__ import annotations
+
+import os
+import weakref
+from typing import Any
+
+from stoker.errors import ArgumentError, GraphError, PipelineError
+from stoker.executor.context import BatchContext
+from stoker.executor.executor import Executor
+from stoker.executor.prefetch import Prefetcher
+from stoker.graph.compile import compile_plan
+from stoker.graph.node import DataNode, OpNode, current_pipeline, pipeline_stack
+from stoker.ops.base import SampleOp
+
+
+class _Runtime:
+    """Everything with threads, kept apart so a finalizer can close it without the pipeline."""
+
+    def __init__(self, executor: Executor, prefetcher: Prefetcher):
+        self.executor = executor
+        self.prefetcher = prefetcher
+
+    def close(self) -> None:
+        self.prefetcher.close()
+        self.executor.close()
+
+
+class Pipeline:
+    def __init__(self, batch_size: int = -1, num_threads: int = -1, device_id: int | None = -1,
+                 seed: int = -1, exec_pipelined: bool = True,
+                 prefetch_queue_depth: int | dict = 2, exec_async: bool = True,
+                 bytes_per_sample: int = 0, set_affinity: bool = False, max_streams: int = -1,
+                 default_cuda_stream_priority: int = 0, *, enable_memory_stats: bool = False,
+                 enable_checkpointing: bool = False, checkpoint: Any = None,
+                 py_num_workers: int = 1, py_start_method: str = "fork",
+                 py_callback_pickler: Any = None, output_dtype: Any = None,
+                 output_ndim: Any = None, exec_dynamic: bool = False,
+                 experimental_exec_dynamic: bool = False):
+        if num_threads is None or num_threads < 1:
+            num_threads = os.cpu_count() or 1
+        if isinstance(prefetch_queue_depth, dict):
+            depth = int(prefetch_queue_depth.get("cpu_size", 2))
+        else:
+            depth = int(prefetch_queue_depth)
+        if depth < 1:
+            raise ArgumentError(f"Pipeline: argument 'prefetch_queue_depth' must be at least 1, "
+                                f"got {prefetch_queue_depth!r}")
+        if seed is None or seed < 0:
+            seed = int.from_bytes(os.urandom(7), "little")
+        self._batch_size = int(batch_size) if batch_size is not None else -1
+        self._num_threads = int(num_threads)
+        self._device_id = device_id
+        self._seed = int(seed)
+        self._depth = depth
+        self._async = bool(exec_pipelined and exec_async)
+        self._exec_pipelined = bool(exec_pipelined)
+        self._py_num_workers = py_num_workers
+        self._py_start_method = py_start_method
+        self._enable_checkpointing = enable_checkpointing
+        self._ops: list[OpNode] = []
+        self._outputs: list[DataNode] | None = None
+        self._runtime: _Runtime | None = None
+        self._instances: dict[OpNode, Any] = {}
+        self._iteration = 0
+        self._first_index = 0
+        self._first_run = True
+        self._closed = False
+
+    # -- properties ------------------------------------------------------------------------
+    batch_size = property(lambda self: self._batch_size)
+    max_batch_size = batch_size
+    num_threads = property(lambda self: self._num_threads)
+    device_id = property(lambda self: self._device_id)
+    seed = property(lambda self: self._seed)
+    prefetch_queue_depth = property(lambda self: self._depth)
+    exec_pipelined = property(lambda self: self._exec_pipelined)
+    exec_async = property(lambda self: self._async)
+    py_num_workers = property(lambda self: self._py_num_workers)
+
+    # -- definition ------------------------------------------------------------------------
+    def __enter__(self) -> Pipeline:
+        pipeline_stack().append(self)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        stack = pipeline_stack()
+        if stack and stack[-1] is self:
+            stack.pop()
+
+    @staticmethod
+    def current() -> Pipeline | None:
+        return current_pipeline()
+
+    def _adopt(self, op: OpNode) -> None:
+        op.pipeline = self
+        self._ops.append(op)
+
+    def set_outputs(self, *outputs: Any) -> None:
+        if self._runtime is not None:
+            raise PipelineError("set_outputs: the pipeline is already built")
+        for i, out in enumerate(outputs):
+            if isinstance(out, list | tuple) and out and all(isinstance(o, DataNode) for o in out):
+                raise GraphError(f"pipeline output {i} is a {type(out).__name__} of DataNodes; "
+                                 "pass each output separately (unpack it with *)")
+            if not isinstance(out, DataNode):
+                raise GraphError(
+                    f"pipeline output {i} must be a DataNode (an operator's output), got "
+                    f"{type(out).__name__}: {out!r}"
+                )
+        if not outputs:
+            raise GraphError("set_outputs: a pipeline needs at least one output")
+        from stoker.graph.compile import collect
+
+        for op in collect(list(outputs), []):
+            if op.pipeline is None:
+                self._adopt(op)
+            elif op.pipeline is not self:
+                raise GraphError(f"{op.describe()} belongs to another pipeline; a DataNode can "
+                                 "only be used in the pipeline that created it")
+        self._outputs = list(outputs)
+
+    def define_graph(self) -> Any:
+        """Subclasses may override this (DALI's legacy style) instead of set_outputs."""
+        raise GraphError("the pipeline has no outputs: call set_outputs() inside `with pipe:` "
+                         "or use @pipeline_def")
+
+    # -- build -----------------------------------------------------------------------------
+    def build(self) -> None:
+        if self._closed:
+            raise PipelineError("the pipeline is closed")
+        if self._runtime is not None:
+            return
+        if self._outputs is None:
+            with self:
+                outs = self.define_graph()
+            outs = outs if isinstance(outs, list | tuple) else (outs,)
+            self.set_outputs(*outs)
+        if self._batch_size < 1:
+            raise ArgumentError(f"Pipeline: argument 'batch_size' must be a positive integer, "
+                                f"got {self._batch_size}")
+        plan = compile_plan(self._outputs, self._ops, self._seed, self)
+        for op in plan.ops:
+            if op.device in ("gpu", "mixed") and self._device_id is None:
+                raise GraphError(f"{op.describe()}: device={op.device!r} needs a GPU, but the "
+                                 "pipeline was created with device_id=None (CPU only)")
+        instances = {}
+        for op in plan.ops:
+            make = op.schema.instance or SampleOp
+            instances[op] = make(op, self)
+        self._instances = instances
+        executor = Executor(plan, instances, self._num_threads, self._batch_size,
+                            name=f"stoker-{id(self):x}")
+        # Threads must not keep the pipeline alive, or garbage collection could not close it.
+        ref = weakref.ref(self)
+
+        def produce() -> tuple:
+            pipe = ref()
+            if pipe is None:
+                raise PipelineError("the pipeline was garbage-collected")
+            return pipe._produce()
+
+        prefetcher = Prefetcher(produce, self._async, name=f"stoker-prefetch-{id(self):x}")
+        self._runtime = _Runtime(executor, prefetcher)
+        self._plan = plan
+
+    def _produce(self) -> list:
+        bctx = BatchContext(self._iteration, self._first_index, self._batch_size, self)
+        try:
+            return tuple(self._runtime.executor.run_batch(bctx))
+        finally:
+            self._iteration += 1
+            self._first_index += bctx.size
+
+    def _rt(self) -> _Runtime:
+        if self._closed:
+            raise PipelineError("the pipeline is closed")
+        if self._runtime is None:
+            self.build()
+        return self._runtime
+
+    # -- running ---------------------------------------------------------------------------
+    def schedule_run(self) -> None:
+        rt = self._rt()
+        if self._first_run and self._async:
+            self._first_run = False
+            rt.prefetcher.schedule(self._depth)
+        else:
+            self._first_run = False
+            rt.prefetcher.schedule(1)
+
+    def outputs(self) -> tuple:
+        return self._rt().prefetcher.get()
+
+    def share_outputs(self) -> tuple:
+        return self._rt().prefetcher.get()
+
+    def release_outputs(self) -> None:
+        """Outputs are owned by the caller in stoker; there is nothing to give back."""
+
+    def run(self, **feed: Any) -> tuple:
+        """The next batch: one ``TensorList`` per output. Raises StopIteration at the end of
+        a finite source; call ``reset()`` to start over."""
+        for name, data in feed.items():
+            self.feed_input(name, data)
+        rt = self._rt()
+        if self._first_run or rt.prefetcher.pending == 0:
+            self.schedule_run()
+        else:
+            rt.prefetcher.schedule(1)
+        return self.outputs()
+
+    def reset(self) -> None:
+        """Starts the sources over (after StopIteration, or to begin a new pass)."""
+        rt = self._rt()
+
+        def restart_sources() -> None:
+            for inst in self._instances.values():
+                if hasattr(inst, "reset"):
+                    inst.reset()
+
+        rt.prefetcher.restart(restart_sources)
+        self._first_run = True
+
+    def feed_input(self, data_node: DataNode | str, data: Any, layout: str | None = None,
+                   cuda_stream: Any = None, use_copy_kernel: bool = False) -> None:
+        self._rt()
+        name = data_node.op.name if isinstance(data_node, DataNode) else data_node
+        for op, inst in self._instances.items():
+            if op.name == name and hasattr(inst, "feed"):
+                inst.feed(data, layout)
+                return
+        raise ArgumentError(f"feed_input: no external_source named {name!r} in this pipeline")
+
+    # -- readers ---------------------------------------------------------------------------
+    def _readers(self) -> dict[str, Any]:
+        self._rt()
+        return {op.name: inst for op, inst in self._instances.items()
+                if hasattr(inst, "reader_meta")}
+
+    def reader_meta(self, name: str | None = None) -> dict:
+        readers = self._readers()
+        if name is None:
+            return {n: r.reader_meta() for n, r in readers.items()}
+        if name not in readers:
+            raise ArgumentError(f"reader_meta: no reader named {name!r}; readers here: "
+                                f"{sorted(readers) or 'none'}")
+        return readers[name].reader_meta()
+
+    def epoch_size(self, name: str | None = None) -> Any:
+        if name is not None:
+            return self.reader_meta(name)["epoch_size_padded"]
+        return {n: m["epoch_size_padded"] for n, m in self.reader_meta().items()}
+
+    # -- shutdown --------------------------------------------------------------------------
+    def close(self) -> None:
+        """Stops the pipeline's threads; the pipeline cannot run afterwards."""
+        if self._runtime is not None:
+            self._runtime.close()
+        self._closed = True
+
+    def __del__(self) -> None:
+        runtime = getattr(self, "_runtime", None)
+        if runtime is not None:
+            runtime.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
