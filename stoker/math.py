@@ -29,6 +29,11 @@ def atan2(x: Any, y: Any) -> Any:
     return expression("atan2", x, y)
 
 
+def fpow(base: Any, exponent: Any) -> Any:
+    """Element-wise power computed in floating point (integers give float32)."""
+    return expression("fpow", base, exponent)
+
+
 def min(left: Any, right: Any) -> Any:
     """Element-wise minimum."""
     return expression("min", left, right)

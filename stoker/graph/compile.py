@@ -103,10 +103,8 @@ def _liveness(stages: list[Stage], outputs: list[DataNode]) -> None:
     for stage in reversed(stages):
         made = {n for op in stage.ops for n in op.outputs}
         stage.live_out = [n for op in stage.ops for n in op.outputs if n in needed]
-        reads = []
-        for op in stage.ops:
-            for n in op.upstream():
-                if n not in made and n not in reads:
-                    reads.append(n)
-        stage.reads = reads
+        # A dict, not a list: `in` on a list would call DataNode.__eq__, which records an
+        # arithmetic node instead of comparing.
+        reads = dict.fromkeys(n for op in stage.ops for n in op.upstream() if n not in made)
+        stage.reads = list(reads)
         needed = (needed - made) | set(reads)

@@ -169,6 +169,11 @@ class DataNode:
     def __pos__(self):
         return self
 
+    def __invert__(self):
+        from stoker.ops.arithmetic import unary
+
+        return unary("bitnot", self)
+
     def __abs__(self):
         from stoker.ops.arithmetic import unary
 

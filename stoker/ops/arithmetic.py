@@ -29,30 +29,31 @@ def _operands(ins: list, args: dict) -> list:
 
 
 def _types(ins: list, args: dict) -> list[np.dtype]:
-    dts = [np.asarray(x).dtype for x in ins]
+    return _with_scalar_types([np.asarray(x).dtype for x in ins], args)
+
+
+def _with_scalar_types(tensor_dtypes: list[np.dtype], args: dict) -> list[np.dtype]:
+    dts = list(tensor_dtypes)
     for pos, value, declared in args["scalars"]:
         dts.insert(pos, arith.scalar_type(dts[0] if dts else np.float32, value, declared))
     return dts
 
 
-def _out_type(ins: list, args: dict) -> np.dtype:
-    return arith.result_type(args["op"], _types(ins, args))
+def _compute(ins: list, args: dict, sample_axis: bool) -> np.ndarray:
+    dts = _types(ins, args)
+    typed = []
+    with np.errstate(over="ignore"):  # a float literal beyond float32 becomes inf, as in DALI
+        for x, t in zip(_operands(ins, args), dts, strict=True):
+            typed.append(x if isinstance(x, np.ndarray) else np.asarray(x, dtype=t))
+    return arith.apply(args["op"], typed, arith.result_type(args["op"], dts), sample_axis)
 
 
 def arith_batch(ins: list, args: dict, ctx: Any) -> np.ndarray:
-    operands = _operands(ins, args)
-    typed = []
-    for x, t in zip(operands, _types(ins, args), strict=True):
-        typed.append(np.asarray(x, dtype=t) if not isinstance(x, np.ndarray) else x)
-    return arith.apply(args["op"], typed, _out_type(ins, args), sample_axis=True)
+    return _compute(ins, args, sample_axis=True)
 
 
 def arith_sample(ins: list, args: dict, ctx: Any) -> np.ndarray:
-    operands = _operands(ins, args)
-    typed = []
-    for x, t in zip(operands, _types(ins, args), strict=True):
-        typed.append(np.asarray(x, dtype=t) if not isinstance(x, np.ndarray) else x)
-    return arith.apply(args["op"], typed, _out_type(ins, args), sample_axis=False)
+    return _compute(ins, args, sample_axis=False)
 
 
 def _layout(layouts: list, args: dict) -> str:
@@ -70,7 +71,7 @@ register(OpSchema(
     args=(Arg("op", "str", "add", "The operation.", choices=_OPS),
           Arg("scalars", "any", (), "Scalar operands as (position, value, declared type).")),
     kernel=arith_sample, batch_kernel=arith_batch, layout=_layout,
-    dtype=lambda dts, a: arith.result_type(a["op"], dts),
+    dtype=lambda dts, a: arith.result_type(a["op"], _with_scalar_types(dts, a)),
     examples=(
         Example(args={"op": "add"}, inputs=([np.array([1, 2], np.uint8)],
                                              [np.array([3, 4], np.int16)])),
@@ -79,6 +80,9 @@ register(OpSchema(
         Example(args={"op": "div"}, inputs=([np.array([-7, 7], np.int32)],
                                              [np.array([2, -2], np.int32)])),
         Example(args={"op": "sqrt"}, inputs=([np.array([4, 9], np.int32)],)),
+        # A float scalar next to an integer tensor makes the result float32.
+        Example(args={"op": "mul", "scalars": ((1, 2.5, None),)},
+                inputs=([np.array([1, 2], np.uint8), np.array([3], np.uint8)],)),
         Example(args={"op": "bogus"}, inputs=([np.array([1], np.int32)],),
                 raises=ValueError, match="'op' must be one of"),
     ),
@@ -99,7 +103,9 @@ def expression(op: str, *operands: Any) -> DataNode:
         elif isinstance(x, types.ScalarConstant):
             scalars.append((pos, x.value, types.to_numpy(x.dtype)))
         elif _is_scalar(x):
-            scalars.append((pos, x.item() if isinstance(x, np.generic) else x, None))
+            arith.scalar_type(np.dtype(np.int32), x, None)  # range check now, at the call
+            declared = x.dtype if isinstance(x, np.generic) else None
+            scalars.append((pos, x.item() if isinstance(x, np.generic) else x, declared))
         elif isinstance(x, np.ndarray | list | tuple):
             nodes.append(types.Constant(np.asarray(x)))
         else:
@@ -109,8 +115,6 @@ def expression(op: str, *operands: Any) -> DataNode:
             )
     if not nodes:
         raise ArgumentTypeError(f"arithmetic '{op}': at least one operand must be a DataNode")
-    if scalars and scalars[0][0] == 0 and len(nodes) >= 1:
-        pass  # positions are kept, so `3 - x` stays 3 - x
     return call_op("_arith", nodes, {"op": op, "scalars": tuple(scalars)})
 
 

@@ -35,7 +35,8 @@ class SampleOp:
         self.op = op
         self.kernel = op.schema.kernel
         self.batch_kernel = op.schema.batch_kernel
-        self.args = op.args
+        # Kernels that depend on the input layout (images) read it from here.
+        self.args = {**op.args, "_in_layouts": tuple(n.layout or "" for n in op.inputs)}
         self.n_out = len(op.outputs)
         self.vectorized = self.batch_kernel is not None
 

@@ -218,9 +218,12 @@ def check_arg(schema: OpSchema, arg: Arg, value: Any) -> Any:
         _check_range(schema, arg, seq, value)
         value = seq
     elif t == "dtype":
+        # As in DALI, a name is refused: "float" is float64 to numpy but FLOAT32 to DALI.
+        if isinstance(value, str):
+            raise _type_fail(schema, arg, value)
         try:
-            value = types.to_dali(value)
-        except TypeError:
+            value = types.DALIDataType(value) if _is_int(value) else types.to_dali(value)
+        except (TypeError, ValueError):
             raise _type_fail(schema, arg, value) from None
     elif t == "image_type":
         if not isinstance(value, types.DALIImageType | int) or isinstance(value, bool):

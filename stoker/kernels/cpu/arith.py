@@ -14,14 +14,14 @@ _INT_ORDER = [np.int8, np.int16, np.int32, np.int64]
 _UINT_ORDER = [np.uint8, np.uint16, np.uint32, np.uint64]
 _FLOAT_ORDER = [np.float16, np.float32, np.float64]
 
-BINARY = ("add", "sub", "mul", "fdiv", "div", "mod", "pow", "min", "max", "atan2",
+BINARY = ("add", "sub", "mul", "fdiv", "div", "mod", "pow", "fpow", "min", "max", "atan2",
           "bitand", "bitor", "bitxor", "eq", "neq", "lt", "leq", "gt", "geq")
 COMPARISON = ("eq", "neq", "lt", "leq", "gt", "geq")
 BITWISE = ("bitand", "bitor", "bitxor")
-UNARY = ("minus", "abs", "sqrt", "rsqrt", "cbrt", "exp", "log", "log2", "log10", "floor",
+UNARY = ("minus", "abs", "bitnot", "sqrt", "rsqrt", "cbrt", "exp", "log", "log2", "log10", "floor",
          "ceil", "sin", "cos", "tan", "tanh", "asin", "acos", "atan", "sinh", "cosh",
          "asinh", "acosh", "atanh", "fabs")
-FLOAT_UNARY = frozenset(UNARY) - {"minus", "abs", "fabs"}
+FLOAT_UNARY = frozenset(UNARY) - {"minus", "abs", "bitnot"}
 
 
 def promote(a: np.dtype, b: np.dtype) -> np.dtype:
@@ -47,29 +47,37 @@ def promote(a: np.dtype, b: np.dtype) -> np.dtype:
 
 
 def scalar_type(tensor: np.dtype, value: Any, declared: np.dtype | None) -> np.dtype:
-    """Type a Python scalar takes next to a tensor operand (a typed Constant keeps its type)."""
+    """Type of a scalar operand. As in DALI, Python literals are typed, not "weak": an int
+    is int32, a float float32, a bool bool; numpy scalars and typed Constants keep theirs."""
     if declared is not None:
         return np.dtype(declared)
-    tensor = np.dtype(tensor)
-    if isinstance(value, bool | np.bool_):
+    if isinstance(value, np.generic):
+        return value.dtype
+    if isinstance(value, bool):
         return np.dtype(np.bool_)
-    if isinstance(value, int | np.integer):
-        return tensor if tensor.kind in "iuf" else np.dtype(np.int32)
-    return tensor if tensor.kind == "f" else np.dtype(np.float32)
+    if isinstance(value, int):
+        if not -(2**31) <= value < 2**31:
+            raise OverflowError(f"integer constant {value} does not fit in int32; use "
+                                "types.Constant(value, dtype=types.INT64)")
+        return np.dtype(np.int32)
+    return np.dtype(np.float32)
+
+
+_BOOL_ARITH = ("add", "sub", "fdiv", "div", "mod", "pow", "fpow", "atan2", "min", "max")
 
 
 def result_type(op: str, dtypes: list[np.dtype]) -> np.dtype:
     t = dtypes[0]
     for d in dtypes[1:]:
         t = promote(t, d)
+    if t.kind == "b" and (op in _BOOL_ARITH or op in FLOAT_UNARY or op in ("minus", "abs")):
+        raise TypeError(f"arithmetic '{op}' is not defined for boolean operands")
     if op in COMPARISON:
         return np.dtype(np.bool_)
-    if op in ("fdiv", "atan2") or op in FLOAT_UNARY:
+    if op in ("fdiv", "atan2", "fpow") or op in FLOAT_UNARY:
         return t if t.kind == "f" else np.dtype(np.float32)
-    if op in BITWISE and t.kind == "f":
+    if op in BITWISE + ("bitnot",) and t.kind == "f":
         raise TypeError(f"bitwise operation '{op}' needs integer or boolean operands, got {t}")
-    if op in ("minus",) and t.kind == "b":
-        return np.dtype(np.bool_)
     return t
 
 
@@ -82,26 +90,25 @@ def _align(x: np.ndarray, ndim: int, sample_axis: bool) -> np.ndarray:
     return x
 
 
+def _check_divisor(b: np.ndarray, op: str) -> None:
+    if (b == 0).any():
+        raise ZeroDivisionError(f"integer '{op}' by zero")
+
+
 def _int_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    safe = np.where(b == 0, 1, b)
-    q = np.floor_divide(a, safe)
+    """Integer division truncating toward zero (C++), as DALI does."""
+    _check_divisor(b, "//")
+    q = np.floor_divide(a, b)
     if a.dtype.kind == "i":
-        fix = (np.remainder(a, safe) != 0) & ((a < 0) != (safe < 0))
-        q = q + fix.astype(q.dtype)
-    return np.where(b == 0, 0, q).astype(a.dtype, copy=False)
+        q = q + ((np.remainder(a, b) != 0) & ((a < 0) != (b < 0))).astype(q.dtype)
+    return q.astype(a.dtype, copy=False)
 
 
 def _int_pow(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    out = np.power(a, np.where(b < 0, 0, b) if b.dtype.kind == "i" else b)
-    if b.dtype.kind == "i":
-        neg = b < 0
-        if neg.any():
-            one = a == 1
-            minus_one = (a == -1) if a.dtype.kind == "i" else np.zeros_like(one)
-            odd = (b % 2) != 0
-            inv = np.where(one, 1, np.where(minus_one, np.where(odd, -1, 1), 0))
-            out = np.where(neg, inv, out)
-    return out.astype(a.dtype, copy=False)
+    """Integer power; a negative exponent gives 0 (DALI: even 1 ** -1 is 0)."""
+    neg = b < 0 if b.dtype.kind == "i" else np.zeros(b.shape, bool)
+    out = np.power(a, np.where(neg, 0, b))
+    return np.where(neg, 0, out).astype(a.dtype, copy=False)
 
 
 _NP_BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "fdiv": np.true_divide,
@@ -114,7 +121,7 @@ _NP_UNARY = {"sqrt": np.sqrt, "cbrt": np.cbrt, "exp": np.exp, "log": np.log, "lo
              "cos": np.cos, "tan": np.tan, "tanh": np.tanh, "asin": np.arcsin,
              "acos": np.arccos, "atan": np.arctan, "sinh": np.sinh, "cosh": np.cosh,
              "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh,
-             "abs": np.abs, "fabs": np.abs, "minus": np.negative}
+             "abs": np.abs, "fabs": np.abs, "minus": np.negative, "bitnot": np.invert}
 
 
 def apply(op: str, operands: list[Any], out_type: np.dtype, sample_axis: bool) -> np.ndarray:
@@ -134,8 +141,6 @@ def apply(op: str, operands: list[Any], out_type: np.dtype, sample_axis: bool) -
             x = arrays[0]
             if op == "rsqrt":
                 return (1.0 / np.sqrt(x)).astype(out_type, copy=False)
-            if op == "minus" and x.dtype.kind == "b":
-                return x
             return _NP_UNARY[op](x).astype(out_type, copy=False)
         if op == "clamp":
             x, lo, hi = arrays
@@ -144,15 +149,16 @@ def apply(op: str, operands: list[Any], out_type: np.dtype, sample_axis: bool) -
         if op == "div":
             if work.kind in "iu":
                 return _int_div(a, b)
-            return np.floor_divide(a, b).astype(out_type, copy=False)
+            return np.true_divide(a, b).astype(out_type, copy=False)  # DALI: no floor
         if op == "mod":
             if work.kind in "iu":
-                safe = np.where(b == 0, 1, b)
-                return np.where(b == 0, 0, np.fmod(a, safe)).astype(out_type, copy=False)
+                _check_divisor(b, "%")
             return np.fmod(a, b).astype(out_type, copy=False)
         if op == "pow":
             if work.kind in "iu":
                 return _int_pow(a, b)
+            return np.power(a, b).astype(out_type, copy=False)
+        if op == "fpow":
             return np.power(a, b).astype(out_type, copy=False)
         if work.kind == "b" and op in ("add", "sub", "mul"):
             ufunc = {"add": np.logical_or, "sub": np.logical_xor, "mul": np.logical_and}[op]

@@ -1,0 +1,110 @@
+"""Crop windows, mirroring and normalization on batches of HWC images with a sample axis.
+
+``window_anchor`` turns DALI's relative crop positions into pixel anchors. ``crop`` and
+``crop_mirror_normalize`` run one fused numba loop per chunk (``fused.py``); uint8 input
+is normalized through a per-channel lookup table built once per argument set.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def window_anchor(pos: np.ndarray, extent: int, crop: int, rounding: str) -> np.ndarray:
+    """Anchor of a ``crop``-long window at relative position ``pos`` in ``extent``."""
+    start = np.asarray(pos, np.float64) * (extent - crop)
+    if rounding == "truncate":
+        return np.trunc(start).astype(np.int64)
+    return np.floor(start + 0.5).astype(np.int64)  # round half up, as std::round for >= 0
+
+
+def trim_window(anchor: np.ndarray, size: int, extent: int) -> tuple[np.ndarray, int]:
+    """Anchors and a common size for windows clipped to the image (trim_to_shape)."""
+    lo = np.clip(anchor, 0, extent)
+    hi = np.clip(anchor + size, 0, extent)
+    sizes = hi - lo
+    if len(sizes) and (sizes != sizes[0]).any():
+        raise ValueError("trimmed windows differ in size within the chunk")
+    return lo, int(sizes[0]) if len(sizes) else size
+
+
+def check_inside(ay: np.ndarray, ax: np.ndarray, ch: int, cw: int, h: int, w: int) -> None:
+    if len(ay) and (ay.min() < 0 or ax.min() < 0 or (ay + ch).max() > h or (ax + cw).max() > w):
+        raise ValueError(f"the crop window ({ch}x{cw}) does not fit in the {h}x{w} image; "
+                         "use out_of_bounds_policy='pad' or 'trim_to_shape'")
+
+
+def convert(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """Float values to ``dtype``: integers are rounded and saturated, as DALI converts."""
+    dtype = np.dtype(dtype)
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return np.clip(np.rint(values), info.min, info.max).astype(dtype)
+    return values.astype(dtype)
+
+
+def _mirror(mirror: np.ndarray | None, n: int) -> np.ndarray:
+    if mirror is None:
+        return np.zeros(n, np.bool_)
+    return np.ascontiguousarray(np.broadcast_to(mirror, (n,)), dtype=np.bool_)
+
+
+def crop(images: np.ndarray, ay: np.ndarray, ax: np.ndarray, ch: int, cw: int,
+         fill: np.ndarray, allow_pad: bool, mirror: np.ndarray | None = None) -> np.ndarray:
+    """(n, ch, cw, C) windows of (n, H, W, C) images; outside pixels are ``fill``."""
+    n, h, w, c = images.shape
+    if not allow_pad:
+        check_inside(ay, ax, ch, cw, h, w)
+    from stoker.kernels.cpu import fused  # numba loads on first use, not at import
+
+    out = np.empty((n, ch, cw, c), images.dtype)
+    fill = convert(np.broadcast_to(np.asarray(fill, np.float64), (c,)), images.dtype)
+    fused.crop_windows(images, ay.astype(np.int64), ax.astype(np.int64), _mirror(mirror, n),
+                       fill, out)
+    return out
+
+
+def normalize_table(mean: np.ndarray, std: np.ndarray, scale: float, shift: float,
+                    fill: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """(C, 257) table: entry v is (v - mean) / std * scale + shift; entry 256 is the fill."""
+    channels = len(mean)
+    v = np.arange(256, dtype=np.float64)
+    table = np.empty((channels, 257), np.float64)
+    table[:, :256] = (v[None, :] - mean[:, None]) / std[:, None] * scale + shift
+    table[:, 256] = fill
+    return convert(table, dtype)
+
+
+# numba computes in these; other output types are converted after the loop.
+_NATIVE = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def crop_mirror_normalize(images: np.ndarray, ay: np.ndarray, ax: np.ndarray, ch: int, cw: int,
+                          mirror: np.ndarray, mean: np.ndarray, std: np.ndarray, scale: float,
+                          shift: float, fill: np.ndarray, allow_pad: bool,
+                          channels_first: bool, dtype: np.dtype) -> np.ndarray:
+    """Crop, mirror, normalize and lay out (n, H, W, C) images in one pass.
+
+    ``mean``/``std`` are (C,) for the whole chunk or (n, C) per sample.
+    """
+    n, h, w, c = images.shape
+    if not allow_pad:
+        check_inside(ay, ax, ch, cw, h, w)
+    from stoker.kernels.cpu import fused  # numba loads on first use, not at import
+
+    dtype = np.dtype(dtype)
+    shape = (n, c, ch, cw) if channels_first else (n, ch, cw, c)
+    ay, ax, mirror = ay.astype(np.int64), ax.astype(np.int64), _mirror(mirror, n)
+    if images.dtype == np.uint8 and mean.ndim == 1 and std.ndim == 1:
+        table_type = dtype if dtype.kind in "iu" or dtype in _NATIVE else np.dtype(np.float32)
+        table = normalize_table(mean, std, scale, shift, fill, table_type)
+        out = np.empty(shape, table_type)
+        fused.crop_normalize_table(images, ay, ax, mirror, table, out, channels_first)
+        return out if out.dtype == dtype else out.astype(dtype)
+    mean2 = np.ascontiguousarray(np.broadcast_to(mean, (n, c)), np.float32)
+    inv = np.ascontiguousarray(np.float32(scale) / np.broadcast_to(std, (n, c)), np.float32)
+    work = dtype if dtype in _NATIVE else np.dtype(np.float32)
+    out = np.empty(shape, work)
+    fused.crop_normalize_float(images, ay, ax, mirror, mean2, inv, np.float32(shift),
+                               np.asarray(fill, np.float32), out, channels_first)
+    return out if work == dtype else convert(out, dtype)
