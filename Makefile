@@ -18,7 +18,7 @@ demo: setup
 
 test: setup
 	$(PY) -m ruff check stoker tests benchmarks
-	$(PY) -m pytest -x -q tests
+	$(PY) -m pytest tests
 
 bench: setup
 	$(PY) -m stoker.cli.main bench cifar

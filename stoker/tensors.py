@@ -77,8 +77,12 @@ class TensorList:
     as_tensor = as_array
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        # numpy 2 passes copy=True for np.array(tl) and trusts us to copy: the batch is
+        # ours, and the caller's array must not alias it.
         arr = self.as_array()
-        return arr if dtype is None else arr.astype(dtype, copy=False)
+        if dtype is not None and np.dtype(dtype) != arr.dtype:
+            return arr.astype(dtype)
+        return arr.copy() if copy else arr
 
     def __dlpack__(self, *args: Any, **kwargs: Any) -> Any:
         return self.as_array().__dlpack__(*args, **kwargs)

@@ -49,7 +49,7 @@ class DALIInterpType(enum.IntEnum):
     INTERP_GAUSSIAN = 5
 
 
-class TensorLayout(str, enum.Enum):
+class TensorLayout(enum.StrEnum):
     """Sample layouts behind DALI's ``types.NHWC`` etc.; the batch dimension is implicit."""
 
     NCHW = "CHW"
@@ -114,6 +114,14 @@ def to_dali(dtype: Any) -> DALIDataType:
         raise TypeError(f"numpy dtype {dt} has no DALI equivalent") from None
 
 
+def to_numpy_type(dali_type: DALIDataType) -> type:
+    """DALI's name: the numpy scalar type (``np.float32``) for a DALI data type."""
+    return to_numpy(dali_type).type
+
+
+to_dali_type = to_dali  # DALI's name
+
+
 class ScalarConstant:
     """A scalar that takes part in arithmetic with a declared type (``types.Constant(1.5)``)."""
 
@@ -134,8 +142,8 @@ class ScalarConstant:
         return f"ScalarConstant({self.value!r}, dtype={self.dtype.name})"
 
 
-def Constant(value: Any, dtype: Any = None, shape: Any = None, layout: Any = None, device: Any = None,
-             **kwargs: Any) -> Any:
+def Constant(value: Any, dtype: Any = None, shape: Any = None, layout: Any = None,
+             device: Any = None, **kwargs: Any) -> Any:
     """A constant: a typed scalar for arithmetic, or an ``fn.constant`` node for tensors."""
     is_scalar = np.ndim(value) == 0 and shape is None and layout is None and device is None
     if is_scalar and not kwargs:

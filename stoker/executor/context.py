@@ -1,7 +1,8 @@
 """What an operator sees of the run: the batch, the chunk or the sample it works on.
 
-Random operators draw only through these contexts, keyed by (operator seed, global sample
-index), so a sample's values never depend on thread count, chunking or batch size.
+Random operators draw only through these contexts, keyed by (operator seed, epoch, sample
+index in the epoch), so a sample's values never depend on thread count, chunking, batch
+size or prefetching.
 """
 
 from __future__ import annotations
@@ -14,11 +15,13 @@ from stoker.kernels.cpu import rng
 
 
 class BatchContext:
-    __slots__ = ("iteration", "first_index", "size", "batch_size", "pipeline")
+    __slots__ = ("iteration", "first_index", "size", "batch_size", "pipeline", "epoch")
 
-    def __init__(self, iteration: int, first_index: int, batch_size: int, pipeline: Any):
+    def __init__(self, iteration: int, first_index: int, batch_size: int, pipeline: Any,
+                 epoch: int = 0):
         self.iteration = iteration  # batches made since build
-        self.first_index = first_index  # global index of the batch's first sample
+        self.first_index = first_index  # index in the epoch of the batch's first sample
+        self.epoch = epoch  # reset() calls before this batch
         self.size = batch_size  # samples in this batch (sources may make fewer)
         self.batch_size = batch_size
         self.pipeline = pipeline

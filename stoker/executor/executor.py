@@ -18,6 +18,7 @@ from stoker.executor.context import BatchContext, ChunkContext
 from stoker.executor.pool import WorkerPool
 from stoker.graph.compile import Plan, Stage
 from stoker.graph.node import DataNode, OpNode
+from stoker.kernels.cpu.rng import derive_seed
 from stoker.tensors import TensorList
 
 # Values flowing between operators: a dense array (sample axis first) or a list of arrays.
@@ -54,9 +55,22 @@ class Executor:
         self.batch_size = batch_size
         self.pool = WorkerPool(num_threads, name)
         self.num_threads = self.pool.num_threads
+        self._epoch_seeds: tuple[int, dict[OpNode, int]] = (0, plan.seeds)
+
+    def seeds(self, epoch: int) -> dict[OpNode, int]:
+        """Each operator's seed for an epoch: a new stream per epoch, the same every run."""
+        if self._epoch_seeds[0] != epoch:
+            self._epoch_seeds = (epoch, {op: derive_seed(seed, epoch)
+                                         for op, seed in self.plan.seeds.items()})
+        return self._epoch_seeds[1]
 
     def close(self) -> None:
         self.pool.close()
+        # Operator instances may own threads too (external_source with parallel=True).
+        for inst in self.instances.values():
+            close = getattr(inst, "close", None)
+            if close is not None:
+                close()
 
     def run_batch(self, bctx: BatchContext) -> list[TensorList]:
         values: dict[DataNode, Value] = {}
@@ -122,8 +136,13 @@ class Executor:
 
     def _run_sample_stage(self, stage: Stage, values: dict, infos: dict, bctx: BatchContext,
                           n: int) -> None:
+        if n == 0:
+            for node in stage.live_out:
+                values[node] = []
+            return
         chunks = self._chunks(stage, n)
         plan = self.plan
+        seeds = self.seeds(bctx.epoch)
         infos_by_node = {
             op: infos.get(plan.info_from.get(op.outputs[0])) for op in stage.ops
         }
@@ -136,7 +155,7 @@ class Executor:
                 argv = {key: local[x] if x in local else _take(values[x], lo, hi)
                         for key, x in op.arg_nodes.items()}
                 info = infos_by_node[op]
-                ctx = ChunkContext(bctx, plan.seeds[op], lo, hi,
+                ctx = ChunkContext(bctx, seeds[op], lo, hi,
                                    info[lo:hi] if info is not None else None)
                 outs = self.instances[op].run_chunk(ins, argv, ctx)
                 for node, out in zip(op.outputs, outs, strict=True):

@@ -3,7 +3,9 @@
 The producer thread makes scheduled batches in order and queues each result (or the
 exception that stopped it). ``StopIteration`` from a source ends the stream until
 ``restart()``; other errors are delivered at their place in the stream and production
-goes on. In synchronous mode ``schedule()`` makes the batch on the calling thread.
+goes on. ``pending`` counts batches scheduled and not yet taken, so callers can keep
+exactly ``prefetch_queue_depth`` in flight. In synchronous mode ``schedule()`` makes the
+batch on the calling thread.
 """
 
 from __future__ import annotations
@@ -97,13 +99,17 @@ class Prefetcher:
         raise value
 
     def restart(self, before: Callable[[], None]) -> None:
-        """Drops scheduled and unread batches, waits for the producer, then calls ``before``."""
+        """Starts a new pass: lets the producer finish every batch already scheduled, calls
+        ``before`` (sources reset) and drops an end-of-stream marker. Batches already made
+        are kept, as DALI keeps them: a reader's prefetched batches already hold the next
+        epoch's samples. Finishing the scheduled ones first makes the epoch boundary
+        depend on the calls made, never on how far the producer thread happened to get."""
         with self._cv:
-            self._credits = 0
-            while self._busy:
+            while self._busy or (self._credits and not self._stop):
                 self._cv.wait()
-            self._results.clear()
             before()
+            self._results = deque(r for r in self._results if not (
+                not r[0] and isinstance(r[1], StopIteration)))
             self._ended = False
 
     def close(self) -> None:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stoker.errors import GraphError
+from stoker.graph.fuse import fuse
 from stoker.graph.node import DataNode, OpNode
 from stoker.kernels.cpu.rng import derive_seed
 
@@ -56,15 +57,21 @@ def compile_plan(outputs: list[DataNode], all_ops: list[OpNode], pipeline_seed: 
             )
     preserved = [op for op in all_ops if op.args.get("preserve")]
     ops = collect(outputs, preserved)
+    if fuse(ops, outputs):
+        ops = collect(outputs, preserved)
     for op in ops:
         if op.pipeline is not None and op.pipeline is not pipeline:
             raise GraphError(
                 f"{op.describe()} belongs to another pipeline; a DataNode can only be used "
                 "in the pipeline that created it"
             )
+    # Seeds follow the order of the pipeline's trace, so pruning dead operators or fusing
+    # live ones never changes what a random operator draws.
+    trace_index = {id(op): k for k, op in enumerate(all_ops)}
     seeds = {}
-    for k, op in enumerate(ops):
+    for op in ops:
         seed = op.args.get("seed", -1)
+        k = trace_index.get(id(op), len(all_ops) + op.order)
         seeds[op] = seed if seed is not None and seed >= 0 else derive_seed(pipeline_seed, k)
 
     info_from: dict[DataNode, DataNode | None] = {}

@@ -11,6 +11,7 @@ import itertools
 import os
 import sys
 import threading
+import weakref
 from typing import Any
 
 from stoker.errors import GraphError
@@ -46,7 +47,7 @@ def user_frame() -> str:
 class OpNode:
     """One operator call in a pipeline graph."""
 
-    __slots__ = ("schema", "inputs", "args", "arg_nodes", "device", "outputs", "pipeline",
+    __slots__ = ("schema", "inputs", "args", "arg_nodes", "device", "outputs", "_pipeline",
                  "where", "order", "name")
 
     def __init__(self, schema: Any, inputs: list[DataNode], args: dict[str, Any],
@@ -61,6 +62,16 @@ class OpNode:
         self.order = next(_creation)
         self.name = name or f"__{schema.name.replace('.', '_')}_{self.order}"
         self.outputs: list[DataNode] = []
+
+    # The pipeline is held weakly: it owns its ops, and a strong back-reference would keep
+    # an unreferenced pipeline (and its threads) alive until the next garbage collection.
+    @property
+    def pipeline(self) -> Any:
+        return self._pipeline() if self._pipeline is not None else None
+
+    @pipeline.setter
+    def pipeline(self, pipe: Any) -> None:
+        self._pipeline = weakref.ref(pipe) if pipe is not None else None
 
     def upstream(self) -> list[DataNode]:
         return [*self.inputs, *self.arg_nodes.values()]

@@ -5,7 +5,8 @@ from __future__ import annotations
 import importlib
 
 # Family modules; each registers its schemas on import.
-FAMILIES = ("external_source", "random", "arithmetic", "tensor", "subscript", "geometry", "normalize")
+FAMILIES = ("external_source", "random", "arithmetic", "tensor", "subscript", "geometry",
+            "normalize")
 
 
 def load_all() -> None:

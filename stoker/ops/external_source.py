@@ -59,6 +59,8 @@ class ExternalSource:
         self.exhausted = False
         self._pool: ThreadPoolExecutor | None = None
         self.kind = self._kind()
+        self.n_params = positional_params(self.source) if self.kind == "callable" else 0
+        self.batch_size = getattr(pipeline, "batch_size", None)
         if self.kind in ("iterable", "generator"):
             self._rewind()
 
@@ -77,13 +79,7 @@ class ExternalSource:
         self.exhausted = False
 
     def _callable_args(self) -> int:
-        try:
-            params = inspect.signature(self.source).parameters.values()
-        except (TypeError, ValueError):
-            return 1
-        positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-                      and p.default is p.empty]
-        return len(positional)
+        return positional_params(self.source)
 
     # -- producing -------------------------------------------------------------------------
     def feed(self, data: Any, layout: str | None) -> None:
@@ -105,7 +101,7 @@ class ExternalSource:
         if kind == "callable":
             if not self.batch:
                 return self._per_sample(bctx)
-            if self._callable_args() == 0:
+            if self.n_params == 0:
                 return self.source()
             if self.batch_info:
                 return self.source(types.BatchInfo(self.iteration, self.epoch))
@@ -116,7 +112,7 @@ class ExternalSource:
         try:
             return self._next_from_iterator(bctx)
         except StopIteration:
-            if self.cycle == "quiet":
+            if self.cycle == "quiet" and self.batch:
                 self._rewind()
                 return self._next_from_iterator(bctx)
             self.exhausted = True
@@ -125,12 +121,22 @@ class ExternalSource:
     def _next_from_iterator(self, bctx: Any) -> Any:
         if self.batch:
             return next(self.iterator)
-        return [next(self.iterator) for _ in range(bctx.batch_size)]
+        samples = []
+        while len(samples) < bctx.batch_size:
+            try:
+                samples.append(next(self.iterator))
+            except StopIteration:
+                if self.cycle != "quiet":
+                    raise  # a partly filled batch is dropped, as in DALI
+                self._rewind()
+        return samples
 
     def _per_sample(self, bctx: Any) -> list:
         n = bctx.batch_size
         first = self.iteration * n
         infos = [types.SampleInfo(first + i, i, self.iteration, self.epoch) for i in range(n)]
+        if self.n_params == 0:
+            return [self.source() for _ in infos]
         if self.parallel and self.workers > 1:
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="stoker-es")
@@ -166,12 +172,10 @@ class ExternalSource:
                 if value.ndim == 0:
                     raise TypeError("a batch must have a leading sample axis, got a scalar")
                 samples_dtype, sample_ndim = value.dtype, value.ndim - 1
-                if len(value) == 0:
-                    raise TypeError("the batch is empty")
             else:
                 value = [_to_array(s, self.copy) for s in raw]
                 if not value:
-                    raise TypeError("the batch is empty")
+                    return value
                 samples_dtype, sample_ndim = value[0].dtype, value[0].ndim
                 for s in value:
                     if s.dtype != samples_dtype:
@@ -183,6 +187,15 @@ class ExternalSource:
         except TypeError as e:
             raise SampleError(f"{where}: bad batch from the source: {e}",
                               op="fn.external_source", where=self.op.where) from e
+        if self.batch_size and len(value) > self.batch_size:
+            raise SampleError(f"{where}: the source returned {len(value)} samples, more than "
+                              f"the pipeline's batch_size={self.batch_size}",
+                              op="fn.external_source", where=self.op.where)
+        layout = self.layout[k] if isinstance(self.layout, list | tuple) else self.layout
+        if layout and len(layout) != sample_ndim:
+            raise SampleError(f"{where}: layout {layout!r} does not describe "
+                              f"{sample_ndim}-dimensional samples", op="fn.external_source",
+                              where=self.op.where)
         dtype = self.dtype[k] if isinstance(self.dtype, list) else self.dtype
         if dtype is not None and types.to_dali(samples_dtype) != dtype:
             raise SampleError(f"{where}: the source gave {types.to_dali(samples_dtype).name} "
@@ -196,17 +209,11 @@ class ExternalSource:
         return value
 
     def reset(self) -> None:
+        """A new epoch: counters restart. Only cycle='raise' rewinds an exhausted iterable;
+        with the default cycle it stays exhausted, as in DALI."""
         self.epoch += 1
         self.iteration = 0
-        if self.kind in ("iterable", "generator") and self.exhausted:
-            if self.cycle == "raise" or self.kind == "generator":
-                self._rewind()
-            else:
-                self._rewind_if_reiterable()
-
-    def _rewind_if_reiterable(self) -> None:
-        # cycle="no": a collection can be read again; a one-shot iterator stays exhausted.
-        if iter(self.source) is not self.source:
+        if self.exhausted and self.cycle == "raise":
             self._rewind()
 
     def close(self) -> None:
@@ -214,30 +221,43 @@ class ExternalSource:
             self._pool.shutdown(wait=True)
 
 
+def positional_params(source: Any) -> int:
+    """How many positional parameters a callback has. As in DALI, parameters with defaults
+    count too, so ``lambda x=x: ...`` is called with an argument."""
+    try:
+        params = inspect.signature(source).parameters.values()
+    except (TypeError, ValueError):
+        return 1
+    if any(p.kind == p.VAR_POSITIONAL for p in params):
+        return 1
+    return sum(1 for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
+
+
 def _check(args: dict) -> None:
-    src = args.get("source")
-    if args.get("cycle") is not None and args["cycle"] not in _CYCLE:
+    src, cycle = args.get("source"), args.get("cycle")
+    if cycle is not None and not isinstance(cycle, bool) and cycle not in _CYCLE:
         raise ArgumentError(f"fn.external_source: argument 'cycle' must be one of False, True, "
-                            f"'no', 'quiet', 'raise', got {args['cycle']!r}")
-    if args.get("cycle") not in (None, False, "no") and (src is None or (
-            callable(src) and not inspect.isgeneratorfunction(src))):
-        raise ArgumentError("fn.external_source: argument 'cycle' applies only to an iterable or "
-                            "a generator function source")
+                            f"'no', 'quiet', 'raise', got {cycle!r}")
     if src is not None and not callable(src) and not hasattr(src, "__iter__"):
         raise ArgumentTypeError(f"fn.external_source: argument 'source' must be a callable, an "
                                 f"iterable or a generator function, got {type(src).__name__}")
-    if args.get("batch") is False and src is not None and callable(src) and \
-            not inspect.isgeneratorfunction(src):
-        try:
-            params = [p for p in inspect.signature(src).parameters.values()
-                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-        except (TypeError, ValueError):
-            params = [None]
-        if not params:
-            raise ArgumentError("fn.external_source: with batch=False the source callable must "
-                                "accept a SampleInfo argument")
-    if args.get("parallel") and (src is None or not callable(src)):
-        raise ArgumentError("fn.external_source: parallel=True needs a callable source")
+    is_gen_fn = inspect.isgeneratorfunction(src)
+    if cycle is not None and callable(src) and not is_gen_fn:
+        raise ArgumentError("fn.external_source: argument 'cycle' applies only to an iterable or "
+                            "a generator function source, not to a callable")
+    if _CYCLE.get(cycle) in ("quiet", "raise") and inspect.isgenerator(src):
+        raise ArgumentTypeError("fn.external_source: a generator object cannot be cycled; pass "
+                                "the generator function itself")
+    if args.get("parallel"):
+        if src is None or not (callable(src) or hasattr(src, "__iter__")):
+            raise ArgumentError("fn.external_source: parallel=True needs a source")
+        if callable(src) and not is_gen_fn and positional_params(src) != 1:
+            raise ArgumentTypeError("fn.external_source: with parallel=True the callback must "
+                                    "take exactly one argument (SampleInfo, or BatchInfo/int "
+                                    "with batch=True)")
+        if is_gen_fn and args.get("batch") is False:
+            raise ArgumentTypeError("fn.external_source: with parallel=True a generator "
+                                    "function needs batch=True")
 
 
 def _layout(in_layouts: list, args: dict) -> Any:
@@ -272,6 +292,7 @@ SCHEMA = register(OpSchema(
         Arg("repeat_last", "bool", False, "Accepted for portability (feed_input mode)."),
         Arg("cuda_stream", "any", None, "Accepted for portability."),
         Arg("use_copy_kernel", "bool", False, "Accepted for portability."),
+        Arg("blocking", "bool", False, "Accepted for portability (feed_input mode)."),
     ),
     num_outputs=lambda a: a.get("num_outputs") or 1,
     stage="source",

@@ -97,9 +97,8 @@ def window_size(args: dict, n: int, h: int, w: int) -> tuple[int, int]:
     return ch_i, cw_i
 
 
-def resolve_windows(images: np.ndarray, args: dict) -> tuple[np.ndarray, np.ndarray, int, int]:
-    """Pixel anchors (n,), (n,) and the window size for a (n, H, W, C) chunk."""
-    n, h, w = images.shape[:3]
+def resolve_windows(n: int, h: int, w: int, args: dict) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """Pixel anchors (n,), (n,) and the window size for n images of h x w."""
     ch, cw = window_size(args, n, h, w)
     pos_y = _scalar_column(args.get("crop_pos_y", 0.5), n)
     pos_x = _scalar_column(args.get("crop_pos_x", 0.5), n)
@@ -144,7 +143,7 @@ def crop_batch(ins: list, args: dict, ctx: Any) -> np.ndarray:
     n = images.shape[0]
     frames = hwc.shape[0] // max(n, 1)
     args = {k: per_frame(v, n, frames) for k, v in args.items()}
-    ay, ax, ch, cw = resolve_windows(hwc, args)
+    ay, ax, ch, cw = resolve_windows(*hwc.shape[:3], args)
     windows = K.crop(hwc, ay, ax, ch, cw, args["fill_values"],
                      allow_pad=args["out_of_bounds_policy"] != "error")
     return restore_layout(windows, layout, n, layout)
@@ -152,6 +151,7 @@ def crop_batch(ins: list, args: dict, ctx: Any) -> np.ndarray:
 
 register(OpSchema(
     name="crop",
+    renamed={"output_dtype": "dtype", "image_type": None},
     doc="Cuts a window out of each image; the window's position is relative (crop_pos_x/y).",
     inputs=(IMAGE,),
     args=(*WINDOW_ARGS, Arg("dtype", "dtype", None, "Accepted for portability: the output "

@@ -13,10 +13,18 @@ import numpy as np
 from stoker import types
 from stoker.errors import ArgumentError
 from stoker.kernels.cpu import crop as K
-from stoker.ops.geometry import (IMAGE, WINDOW_ARGS, check_window, hwc_view, per_frame,
-                                 resolve_windows, restore_layout, sample_kernel)
+from stoker.ops.geometry import (
+    IMAGE,
+    WINDOW_ARGS,
+    check_window,
+    hwc_view,
+    per_frame,
+    resolve_windows,
+    sample_kernel,
+)
 from stoker.ops.registry import register
 from stoker.ops.schema import Arg, Example, OpSchema
+
 
 def _channels_vector(value: Any, channels: int, name: str) -> np.ndarray:
     arr = np.asarray(value, np.float64).reshape(-1)
@@ -38,6 +46,23 @@ def _per_sample_vector(value: Any, n: int, channels: int, name: str) -> np.ndarr
     return _channels_vector(value, channels, name)
 
 
+def _folded_crop(hwc: np.ndarray, args: dict) -> tuple[int, int, np.ndarray, np.ndarray, Any]:
+    """The extent this op crops from, and the offset and raw fill of a crop folded into it.
+
+    The compiler folds ``crop -> crop_mirror_normalize`` into one op (graph/fuse.py): the
+    window is then taken from the original image, offset by the crop's anchor, and pixels
+    outside the original take the crop's fill value, normalized like any pixel.
+    """
+    m, h, w = hwc.shape[:3]
+    pre = args.get("_pre_crop")
+    if pre is None:
+        return h, w, np.zeros(m, np.int64), np.zeros(m, np.int64), None
+    ay0, ax0, ch0, cw0 = resolve_windows(m, h, w, pre)
+    if pre["out_of_bounds_policy"] == "error":
+        K.check_inside(ay0, ax0, ch0, cw0, h, w)
+    return ch0, cw0, ay0, ax0, pre["fill_values"]
+
+
 def cmn_batch(ins: list, args: dict, ctx: Any) -> np.ndarray:
     images = ins[0]
     n = images.shape[0]
@@ -45,16 +70,23 @@ def cmn_batch(ins: list, args: dict, ctx: Any) -> np.ndarray:
     frames = hwc.shape[0] // max(n, 1)
     args = {k: per_frame(v, n, frames) for k, v in args.items()}
     m, c = hwc.shape[0], hwc.shape[-1]
-    ay, ax, ch, cw = resolve_windows(hwc, args)
+    h, w, off_y, off_x, raw_fill = _folded_crop(hwc, args)
+    ay, ax, ch, cw = resolve_windows(m, h, w, args)
+    policy = args["out_of_bounds_policy"]
+    if policy == "error":
+        K.check_inside(ay, ax, ch, cw, h, w)
     mirror = np.broadcast_to(np.asarray(args["mirror"]).reshape(-1), (m,)).astype(bool)
+    mean = _per_sample_vector(args["mean"], m, c, "mean")
+    std = _per_sample_vector(args["std"], m, c, "std")
+    fill = _channels_vector(args["fill_values"], c, "fill_values")
+    if raw_fill is not None:  # only fused with constant mean/std (see graph/fuse.py)
+        fill = (_channels_vector(raw_fill, c, "fill_values") - mean) / std * args["scale"] + \
+            args["shift"]
     out_layout = args["output_layout"] or layout
     channels_first = out_layout.replace("F", "") == "CHW"
     out = K.crop_mirror_normalize(
-        hwc, ay, ax, ch, cw, mirror,
-        _per_sample_vector(args["mean"], m, c, "mean"),
-        _per_sample_vector(args["std"], m, c, "std"),
-        args["scale"], args["shift"], _channels_vector(args["fill_values"], c, "fill_values"),
-        args["out_of_bounds_policy"] == "pad", channels_first, types.to_numpy(args["dtype"]))
+        hwc, ay + off_y, ax + off_x, ch, cw, mirror, mean, std, args["scale"], args["shift"],
+        fill, True, channels_first, types.to_numpy(args["dtype"]))
     if args["pad_output"] and c < 4:
         widths = [(0, 0)] * 4
         widths[1 if channels_first else 3] = (0, 4 - c)
@@ -91,6 +123,7 @@ _IMG = [np.arange(75, dtype=np.uint8).reshape(5, 5, 3), (np.arange(96) % 251).as
 
 register(OpSchema(
     name="crop_mirror_normalize",
+    renamed={"output_dtype": "dtype", "image_type": None},
     doc="Crops a window, mirrors it horizontally where 'mirror' is 1, normalizes "
         "((x - mean) / std * scale + shift), converts to 'dtype' and lays it out as "
         "'output_layout'.",

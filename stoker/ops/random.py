@@ -15,7 +15,6 @@ import numpy as np
 
 from stoker import types
 from stoker.errors import ArgumentError
-from stoker.kernels.cpu import rng
 from stoker.ops.registry import register
 from stoker.ops.schema import Arg, Example, Input, OpSchema
 
@@ -84,7 +83,10 @@ def _column(value: Any, n: int, width: int) -> np.ndarray:
 
 
 def _finish(values: np.ndarray, n: int, shape: tuple, dtype: Any) -> np.ndarray:
-    return values.reshape((n, *shape)).astype(types.to_numpy(dtype), copy=False)
+    out_type = types.to_numpy(dtype)
+    if out_type.kind in "iu" and values.dtype.kind == "f":
+        values = np.rint(values)  # DALI rounds a float draw to the nearest integer
+    return values.reshape((n, *shape)).astype(out_type, copy=False)
 
 
 def uniform_batch(ins: list, args: dict, ctx: Any) -> np.ndarray:
@@ -125,7 +127,7 @@ def normal_batch(ins: list, args: dict, ctx: Any) -> np.ndarray:
 def choice_batch(ins: list, args: dict, ctx: Any) -> np.ndarray:
     a = ins[0]
     n = ctx.n
-    shape = _sample_shape([], args)
+    shape = _sample_shape(ins[1:], args)
     k = math.prod(shape)
     u = ctx.uniform(max(k, 1))[:, :k]
     out = np.empty((n, k), dtype=a.dtype)
@@ -207,7 +209,8 @@ _register(
     "Bernoulli draws: 1 with the given probability, else 0.",
     (Arg("probability", "float", 0.5, "Probability of a 1.", per_sample=True, range=(0, 1)),
      _SHAPE,
-     Arg("dtype", "dtype", types.INT32, "Output data type.")),
+     Arg("dtype", "dtype", types.INT32, "Output data type: INT32, UINT8 or BOOL.",
+         choices=(types.INT32, types.UINT8, types.BOOL))),
     coin_flip_batch,
     (Example(), _EX_SHAPE, _EX_LIKE, Example(args={"probability": 0.9}),
      Example(args={"probability": 1.5}, raises=ArgumentError, match="must be in [0, 1]")),
@@ -238,7 +241,8 @@ register(OpSchema(
     name="random.choice",
     doc="Picks from the input: from range(a) when a sample is a scalar integer a, else from "
         "the sample's elements, with optional probabilities 'p'.",
-    inputs=(Input("a", "A scalar n (choose from 0..n-1) or a 1D list of candidates."),),
+    inputs=(Input("a", "A scalar n (choose from 0..n-1) or a 1D list of candidates."),
+            SHAPE_LIKE),
     args=(Arg("p", "floats", None, "Probability of each candidate.", per_sample=True,
               range=(0, None)),
           _SHAPE),
@@ -266,9 +270,8 @@ def crop_window_batch(ins: list, args: dict, ctx: Any) -> tuple[np.ndarray, np.n
         h, w = int(shapes[j][0]), int(shapes[j][1])
         y, x, ch, cw = random_crop_window(ctx.sample(j).generator(), h, w, area, ratio,
                                           args["num_attempts"])
-        # DALI's crop generator gives anchor/shape in (x, y) / (w, h) order.
-        anchors[j] = (x, y)
-        sizes[j] = (cw, ch)
+        anchors[j] = (y, x)  # (H, W) order, as DALI's crop generator gives them
+        sizes[j] = (ch, cw)
     return anchors, sizes
 
 

@@ -77,12 +77,7 @@ def call_op(name: str, inputs: list[Any], kwargs: dict[str, Any]) -> Any:
     op_name = kwargs.pop("name", None)
     known = all_args(schema)
 
-    for i, node in enumerate(inputs):
-        if not isinstance(node, DataNode):
-            raise ArgumentTypeError(
-                f"{schema.fn_name}: input {i} must be a DataNode (an output of another "
-                f"operator), got {type(node).__name__}"
-            )
+    inputs = [_as_node(schema, i, x) for i, x in enumerate(inputs)]
     n_in = len(inputs)
     if n_in < schema.min_inputs or n_in > schema.max_inputs:
         want = (str(schema.min_inputs) if schema.min_inputs == schema.max_inputs
@@ -90,6 +85,14 @@ def call_op(name: str, inputs: list[Any], kwargs: dict[str, Any]) -> Any:
                 else f"{schema.min_inputs} to {int(schema.max_inputs)}")
         raise ArgumentTypeError(f"{schema.fn_name}: expects {want} input(s), got {n_in}")
 
+    for old, new in schema.renamed.items():
+        if old in kwargs:
+            value = kwargs.pop(old)
+            if new is not None:
+                if new in kwargs:
+                    raise ArgumentTypeError(f"{schema.fn_name}: '{old}' is the old name of "
+                                            f"'{new}'; give only one of them")
+                kwargs[new] = value
     args: dict[str, Any] = {}
     arg_nodes: dict[str, DataNode] = {}
     for key, value in kwargs.items():
@@ -136,9 +139,31 @@ def call_op(name: str, inputs: list[Any], kwargs: dict[str, Any]) -> Any:
     op.outputs = [DataNode(op, i, out_device, layouts[i]) for i in range(n_out)]
     if pipe is not None:
         pipe._adopt(op)
-    if n_out == 1:
+    # One output is returned bare, unless num_outputs was asked for (DALI returns a list).
+    if n_out == 1 and args.get("num_outputs") is None:
         return op.outputs[0]
     return op.outputs
+
+
+def _as_node(schema: OpSchema, i: int, value: Any) -> DataNode:
+    """An input as a DataNode; numbers and arrays become constants, as DALI converts them."""
+    if isinstance(value, DataNode):
+        return value
+    import numpy as np
+
+    from stoker import types
+
+    if isinstance(value, bool | int | float | np.generic | list | tuple | np.ndarray) and \
+            np.asarray(value).dtype.kind in "biuf":
+        arr = np.asarray(value)
+        if not isinstance(value, np.ndarray):  # Python values: int32 / float32, as in DALI
+            arr = arr.astype(np.int32 if arr.dtype.kind in "iu" else
+                             np.float32 if arr.dtype.kind == "f" else arr.dtype)
+        return types.Constant(arr, dtype=types.to_dali(arr.dtype), shape=list(arr.shape))
+    raise ArgumentTypeError(
+        f"{schema.fn_name}: input {i} must be a DataNode (an output of another operator) or "
+        f"a constant, got {type(value).__name__}"
+    )
 
 
 def _output_layouts(schema: OpSchema, inputs: list[DataNode], args: dict, n: int) -> list:

@@ -107,6 +107,9 @@ class OpSchema:
     check: Callable[[dict], None] | None = None
     # Arguments that may also be passed positionally, after the inputs.
     positional: tuple[str, ...] = ()
+    # DALI's deprecated argument names: old name -> current name, or -> None where DALI
+    # accepts and ignores it. Old pipelines keep working.
+    renamed: dict[str, str | None] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         names = [a.name for a in self.args]

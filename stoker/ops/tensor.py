@@ -120,7 +120,7 @@ def _constant_value(args: dict) -> np.ndarray:
     else:
         raise ArgumentError("fn.constant: give either 'fdata' or 'idata'")
     shape = args.get("shape")
-    if shape:
+    if shape is not None:  # [] is a scalar; no shape at all keeps the values 1D
         if data.size == 1:
             data = np.full(shape, data.reshape(()))
         elif data.size != int(np.prod(shape)):
@@ -189,6 +189,7 @@ register(OpSchema(
     args=(Arg("device", "str", "gpu", "Target device.", choices=("cpu", "gpu")),),
     devices=("gpu",),
     kernel=lambda ins, a, c: ins[0],
-    examples=(Example(args={"device": "tpu"}, inputs=(_U8,), raises=ValueError,
+    examples=(Example(args={"device": "gpu"}, inputs=(_U8,)),
+              Example(args={"device": "tpu"}, inputs=(_U8,), raises=ValueError,
                       match="must be one of"),),
 ))

@@ -35,16 +35,19 @@ class _Runtime:
 
 
 class Pipeline:
-    def __init__(self, batch_size: int = -1, num_threads: int = -1, device_id: int | None = -1,
-                 seed: int = -1, exec_pipelined: bool = True,
-                 prefetch_queue_depth: int | dict = 2, exec_async: bool = True,
-                 bytes_per_sample: int = 0, set_affinity: bool = False, max_streams: int = -1,
-                 default_cuda_stream_priority: int = 0, *, enable_memory_stats: bool = False,
-                 enable_checkpointing: bool = False, checkpoint: Any = None,
-                 py_num_workers: int = 1, py_start_method: str = "fork",
+    def __init__(self, batch_size: int | None = None, num_threads: int | None = None,
+                 device_id: int | None = None, seed: int | None = None,
+                 exec_pipelined: bool = True, prefetch_queue_depth: int | dict = 2,
+                 exec_async: bool = True, bytes_per_sample: int = 0, set_affinity: bool = False,
+                 max_streams: int | None = None, default_cuda_stream_priority: int | None = None,
+                 *, enable_memory_stats: bool = False, enable_checkpointing: bool = False,
+                 checkpoint: Any = None, py_num_workers: int = 1, py_start_method: str = "fork",
                  py_callback_pickler: Any = None, output_dtype: Any = None,
-                 output_ndim: Any = None, exec_dynamic: bool = False,
-                 experimental_exec_dynamic: bool = False):
+                 output_ndim: Any = None, output_layout: Any = None, exec_dynamic: Any = None,
+                 experimental_exec_dynamic: Any = None, stream_policy: Any = None,
+                 concurrency: Any = None):
+        # Same parameters and defaults as DALI 2.4. device_id=None means CPU only; a GPU id
+        # on a machine without a GPU only matters to operators placed on the GPU.
         if num_threads is None or num_threads < 1:
             num_threads = os.cpu_count() or 1
         if isinstance(prefetch_queue_depth, dict):
@@ -66,14 +69,17 @@ class Pipeline:
         self._py_num_workers = py_num_workers
         self._py_start_method = py_start_method
         self._enable_checkpointing = enable_checkpointing
+        self._declared = {"dtype": output_dtype, "ndim": output_ndim, "layout": output_layout}
         self._ops: list[OpNode] = []
         self._outputs: list[DataNode] | None = None
         self._runtime: _Runtime | None = None
         self._instances: dict[OpNode, Any] = {}
         self._iteration = 0
-        self._first_index = 0
+        self._first_index = 0  # index in the epoch of the next batch's first sample
+        self._epoch = 0  # reset() calls so far
         self._first_run = True
         self._closed = False
+        self._scopes: list[bool] = []  # per `with` level: does leaving it close the pipeline?
 
     # -- properties ------------------------------------------------------------------------
     batch_size = property(lambda self: self._batch_size)
@@ -88,6 +94,9 @@ class Pipeline:
 
     # -- definition ------------------------------------------------------------------------
     def __enter__(self) -> Pipeline:
+        """``with pipe:`` is DALI's graph-definition scope. On a pipeline that already has
+        its outputs (one made by @pipeline_def), it is a run scope that closes on exit."""
+        self._scopes.append(self._outputs is not None)
         pipeline_stack().append(self)
         return self
 
@@ -95,6 +104,8 @@ class Pipeline:
         stack = pipeline_stack()
         if stack and stack[-1] is self:
             stack.pop()
+        if self._scopes and self._scopes.pop():
+            self.close()
 
     @staticmethod
     def current() -> Pipeline | None:
@@ -173,12 +184,36 @@ class Pipeline:
         self._plan = plan
 
     def _produce(self) -> list:
-        bctx = BatchContext(self._iteration, self._first_index, self._batch_size, self)
+        bctx = BatchContext(self._iteration, self._first_index, self._batch_size, self,
+                            self._epoch)
         try:
-            return tuple(self._runtime.executor.run_batch(bctx))
+            outputs = tuple(self._runtime.executor.run_batch(bctx))
+            self._check_outputs(outputs)
+            return outputs
         finally:
             self._iteration += 1
             self._first_index += bctx.size
+
+    def _check_outputs(self, outputs: tuple) -> None:
+        """Outputs against output_dtype / output_ndim / output_layout, as DALI checks them."""
+        for key, declared in self._declared.items():
+            if declared is None:
+                continue
+            wanted = declared if isinstance(declared, list | tuple) else [declared] * len(outputs)
+            for i, (tl, want) in enumerate(zip(outputs, wanted, strict=False)):
+                if want is None or len(tl) == 0:
+                    continue
+                got: Any = {"dtype": tl.dtype, "ndim": len(tl.shape()[0]),
+                            "layout": tl.layout()}[key]
+                if key == "dtype":
+                    from stoker.types import to_dali
+
+                    want = to_dali(want)
+                elif key == "layout":
+                    want = str(want)
+                if got != want:
+                    raise PipelineError(f"pipeline output {i} has {key} {got}, but "
+                                        f"output_{key}={want} was declared")
 
     def _rt(self) -> _Runtime:
         if self._closed:
@@ -209,13 +244,17 @@ class Pipeline:
     def run(self, **feed: Any) -> tuple:
         """The next batch: one ``TensorList`` per output. Raises StopIteration at the end of
         a finite source; call ``reset()`` to start over."""
+        rt = self._rt()
+        if feed and self._async and self._depth > 1:
+            raise PipelineError("run(name=data) feeds inputs only when prefetch_queue_depth=1 "
+                                "or exec_pipelined=False; otherwise call feed_input() ahead")
         for name, data in feed.items():
             self.feed_input(name, data)
-        rt = self._rt()
-        if self._first_run or rt.prefetcher.pending == 0:
-            self.schedule_run()
-        else:
-            rt.prefetcher.schedule(1)
+        # Keep prefetch_queue_depth batches in flight (one in synchronous mode).
+        depth = self._depth if self._async else 1
+        pending = rt.prefetcher.pending
+        self._first_run = False
+        rt.prefetcher.schedule(max(depth - pending, 1 if pending == 0 else 0))
         return self.outputs()
 
     def reset(self) -> None:
@@ -226,6 +265,10 @@ class Pipeline:
             for inst in self._instances.values():
                 if hasattr(inst, "reset"):
                     inst.reset()
+            # Random draws are keyed by (epoch, index in epoch), so what an epoch draws does
+            # not depend on how long the previous one was or how it ended.
+            self._epoch += 1
+            self._first_index = 0
 
         rt.prefetcher.restart(restart_sources)
         self._first_run = True

@@ -7,6 +7,8 @@ is normalized through a per-channel lookup table built once per argument set.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 
@@ -64,9 +66,25 @@ def crop(images: np.ndarray, ay: np.ndarray, ax: np.ndarray, ch: int, cw: int,
     return out
 
 
+@functools.lru_cache(maxsize=64)
+def _table(mean: tuple, std: tuple, scale: float, shift: float, fill: tuple,
+           dtype: np.dtype) -> np.ndarray:
+    table = _make_table(np.array(mean), np.array(std), scale, shift, np.array(fill), dtype)
+    table.flags.writeable = False
+    return table
+
+
 def normalize_table(mean: np.ndarray, std: np.ndarray, scale: float, shift: float,
                     fill: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """(C, 257) table: entry v is (v - mean) / std * scale + shift; entry 256 is the fill."""
+    """(C, 257) table: entry v is (v - mean) / std * scale + shift; entry 256 is the fill.
+    Built once per argument set: pipelines call this for every chunk."""
+    return _table(tuple(np.asarray(mean, np.float64).tolist()),
+                  tuple(np.asarray(std, np.float64).tolist()), float(scale), float(shift),
+                  tuple(np.asarray(fill, np.float64).tolist()), np.dtype(dtype))
+
+
+def _make_table(mean: np.ndarray, std: np.ndarray, scale: float, shift: float,
+                fill: np.ndarray, dtype: np.dtype) -> np.ndarray:
     channels = len(mean)
     v = np.arange(256, dtype=np.float64)
     table = np.empty((channels, 257), np.float64)
