@@ -19,11 +19,22 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_argument("--threads", type=int, default=0, help="0 = all cores")
     bench.add_argument("--seconds", type=float, default=3.0, help="per measured run")
     bench.add_argument("--runs", type=int, default=5)
+    prof = sub.add_parser("profile", help="time each operator; write a Chrome trace")
+    prof.add_argument("pipeline", help="cifar, or file.py:function")
+    prof.add_argument("--batch-size", type=int, default=256)
+    prof.add_argument("--threads", type=int, default=0, help="0 = all cores")
+    prof.add_argument("--batches", type=int, default=50)
+    prof.add_argument("--warmup", type=int, default=5)
+    prof.add_argument("--out", default="stoker-trace.json")
     args = parser.parse_args(argv)
     if args.command == "demo":
         from stoker.cli.demo import run_demo
 
         return run_demo(args.data, args.seconds)
+    if args.command == "profile":
+        from stoker.cli.profile import run_profile
+
+        return run_profile(args)
     from stoker.cli.bench import run_bench
 
     return run_bench(args)

@@ -9,6 +9,7 @@ over the chunk's samples. Errors name the operator, the user's line and the samp
 
 from __future__ import annotations
 
+from time import perf_counter
 from typing import Any
 
 import numpy as np
@@ -55,6 +56,7 @@ class Executor:
         self.batch_size = batch_size
         self.pool = WorkerPool(num_threads, name)
         self.num_threads = self.pool.num_threads
+        self.profiler: Any = None  # a stoker.executor.profile.Profiler when profiling
         self._epoch_seeds: tuple[int, dict[OpNode, int]] = (0, plan.seeds)
 
     def seeds(self, epoch: int) -> dict[OpNode, int]:
@@ -73,13 +75,26 @@ class Executor:
                 close()
 
     def run_batch(self, bctx: BatchContext) -> list[TensorList]:
+        if self.profiler is None:
+            return self._run_batch(bctx)
+        start = perf_counter()
+        try:
+            return self._run_batch(bctx)
+        finally:
+            self.profiler.record("batch", "batch", bctx.iteration, start, perf_counter())
+
+    def _run_batch(self, bctx: BatchContext) -> list[TensorList]:
         values: dict[DataNode, Value] = {}
         infos: dict[DataNode, list[str] | None] = {}
         n = None
         for stage in self.plan.stages:
             if stage.kind == "source":
                 for op in stage.ops:
+                    start = perf_counter()
                     outs, info = self.instances[op].next_batch(bctx)
+                    if self.profiler is not None:
+                        self.profiler.record(op.schema.name, "source", bctx.iteration, start,
+                                             perf_counter())
                     for node, out in zip(op.outputs, outs, strict=True):
                         values[node] = out
                     infos[op.outputs[0]] = info
@@ -115,6 +130,7 @@ class Executor:
             inst = self.instances[op]
             ins = [values[x] for x in op.inputs]
             argv = {k: values[x] for k, x in op.arg_nodes.items()}
+            start = perf_counter()
             try:
                 outs = inst.run_batch(ins, argv, bctx)
             except StokerError:
@@ -123,6 +139,9 @@ class Executor:
                 raise SampleError(f"{op.describe()} failed on batch {bctx.iteration}: "
                                   f"{type(e).__name__}: {e}", op=op.schema.fn_name,
                                   where=op.where) from e
+            if self.profiler is not None:
+                self.profiler.record(op.schema.name, "stage", bctx.iteration, start,
+                                     perf_counter())
             for node, out in zip(op.outputs, outs, strict=True):
                 values[node] = out
 
@@ -157,11 +176,19 @@ class Executor:
                 info = infos_by_node[op]
                 ctx = ChunkContext(bctx, seeds[op], lo, hi,
                                    info[lo:hi] if info is not None else None)
+                start = perf_counter()
                 outs = self.instances[op].run_chunk(ins, argv, ctx)
+                if profiler is not None:
+                    profiler.record(op.schema.name, "sample", bctx.iteration, start,
+                                    perf_counter())
                 for node, out in zip(op.outputs, outs, strict=True):
                     local[node] = out
             return {node: local[node] for node in stage.live_out}
 
+        profiler = self.profiler
         results = self.pool.map(run_chunk, len(chunks))
+        start = perf_counter()
         for node in stage.live_out:
             values[node] = merge([r[node] for r in results])
+        if profiler is not None:
+            profiler.record("(merge chunks)", "sample", bctx.iteration, start, perf_counter())

@@ -117,7 +117,8 @@ def crop_mirror_normalize(images: np.ndarray, ay: np.ndarray, ax: np.ndarray, ch
         table_type = dtype if dtype.kind in "iu" or dtype in _NATIVE else np.dtype(np.float32)
         table = normalize_table(mean, std, scale, shift, fill, table_type)
         out = np.empty(shape, table_type)
-        fused.crop_normalize_table(images, ay, ax, mirror, table, out, channels_first)
+        loop = fused.crop_normalize_table_chw if channels_first else fused.crop_normalize_table_hwc
+        loop(images, ay, ax, mirror, table, out)
         return out if out.dtype == dtype else out.astype(dtype)
     mean2 = np.ascontiguousarray(np.broadcast_to(mean, (n, c)), np.float32)
     inv = np.ascontiguousarray(np.float32(scale) / np.broadcast_to(std, (n, c)), np.float32)

@@ -33,6 +33,16 @@ def derive_seed(*parts: int) -> int:
 
 def uniform01(seed: int, indices: np.ndarray, count: int) -> np.ndarray:
     """(len(indices), count) float64 values in [0, 1), one row per sample index."""
+    from stoker.kernels.cpu.rng_loop import uniform01_loop  # numba: loaded on first use
+
+    idx = np.ascontiguousarray(indices, dtype=np.uint64)
+    out = np.empty((len(idx), count), np.float64)
+    uniform01_loop(np.uint64(seed & _MASK64), idx, out)
+    return out
+
+
+def uniform01_reference(seed: int, indices: np.ndarray, count: int) -> np.ndarray:
+    """The same values as ``uniform01``, in plain numpy (the specification; tests use it)."""
     idx = np.asarray(indices, dtype=np.uint64)
     with np.errstate(over="ignore"):
         base = _mix(idx * _GOLDEN ^ np.uint64(seed & _MASK64))

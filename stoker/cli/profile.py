@@ -1,0 +1,61 @@
+"""``stoker profile``: where a pipeline's time goes, per operator, thread and batch.
+
+Runs a named pipeline (or ``file.py:function`` returning a pipeline or decorated with
+@pipeline_def), writes a Chrome-trace JSON (open it in chrome://tracing or Perfetto) and
+prints the time per operator.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import time
+from typing import Any
+
+from stoker.executor.profile import attach
+
+
+def load_user_pipeline(spec: str, batch_size: int, threads: int) -> Any:
+    path, _, name = spec.partition(":")
+    module_spec = importlib.util.spec_from_file_location("stoker_user_pipeline", path)
+    if module_spec is None or module_spec.loader is None:
+        raise SystemExit(f"stoker profile: cannot load {path!r}")
+    module = importlib.util.module_from_spec(module_spec)
+    module_spec.loader.exec_module(module)
+    factory = getattr(module, name or "pipeline", None)
+    if factory is None:
+        raise SystemExit(f"stoker profile: {path!r} has no function {name or 'pipeline'!r}")
+    if getattr(factory, "_is_pipeline_def", False):
+        return factory(batch_size=batch_size, num_threads=threads, device_id=None)
+    return factory()
+
+
+def named_pipeline(name: str, batch_size: int, threads: int) -> Any:
+    import stoker
+    from stoker.cli.bench import cifar_images, cifar_pipeline
+
+    if name == "cifar":
+        return cifar_pipeline(stoker, cifar_images(batch_size * 8), batch_size, threads)
+    return load_user_pipeline(name, batch_size, threads)
+
+
+def run_profile(args: Any) -> int:
+    threads = args.threads or os.cpu_count() or 1
+    pipe = named_pipeline(args.pipeline, args.batch_size, threads)
+    profiler = attach(pipe)
+    for _ in range(args.warmup):
+        pipe.run()
+    profiler.clear()
+    start = time.perf_counter()
+    for _ in range(args.batches):
+        pipe.run()
+    elapsed = time.perf_counter() - start
+    pipe.close()
+    with open(args.out, "w") as f:
+        json.dump(profiler.chrome_trace(), f)
+    print(f"stoker profile {args.pipeline}: {args.batches} batches of {args.batch_size} on "
+          f"{threads} threads, {args.batches * args.batch_size / elapsed:,.0f} images/s")
+    print(profiler.format_table())
+    print(f"trace: {args.out} (chrome://tracing or ui.perfetto.dev)")
+    return 0
