@@ -26,11 +26,21 @@ def main(argv: list[str] | None = None) -> int:
     prof.add_argument("--batches", type=int, default=50)
     prof.add_argument("--warmup", type=int, default=5)
     prof.add_argument("--out", default="stoker-trace.json")
+    make = sub.add_parser("make-dataset", help="write an ImageNet-like folder of JPEGs")
+    make.add_argument("root", help="output folder (one sub-folder per class)")
+    make.add_argument("--images", type=int, default=1000)
+    make.add_argument("--classes", type=int, default=10)
+    make.add_argument("--quality", type=int, default=90)
+    make.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     if args.command == "demo":
         from stoker.cli.demo import run_demo
 
         return run_demo(args.data, args.seconds)
+    if args.command == "make-dataset":
+        from stoker.cli.make_dataset import run_make_dataset
+
+        return run_make_dataset(args)
     if args.command == "profile":
         from stoker.cli.profile import run_profile
 
