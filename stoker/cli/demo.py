@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-from stoker.cli.bench import CIFAR_MEAN, CIFAR_STD, cifar_images
+from stoker.cli.pipelines import CIFAR_MEAN, CIFAR_STD, cifar_images
 
 
 def write_sample(root: pathlib.Path, count: int = 4096, classes: int = 10) -> pathlib.Path:

@@ -7,20 +7,27 @@ import sys
 
 
 def main(argv: list[str] | None = None) -> int:
+    from stoker.cli.pipelines import NAMES
+
     parser = argparse.ArgumentParser(prog="stoker", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="build a sample dataset and run a pipeline on it")
     demo.add_argument("--data", default="data/sample", help="where to write the sample dataset")
     demo.add_argument("--seconds", type=float, default=3.0)
     bench = sub.add_parser("bench", help="benchmark a pipeline against its peers")
-    bench.add_argument("pipeline", choices=["cifar"])
-    bench.add_argument("--compare", default="dali", help="comma-separated peers: dali, torchvision")
+    bench.add_argument("pipeline", choices=NAMES)
+    bench.add_argument("--data", help="image folder for the file pipelines (stoker make-dataset)")
+    bench.add_argument("--compare", default="dali,torchvision",
+                       help="comma-separated peers: dali, torchvision ('' for none)")
+    bench.add_argument("--cold", action="store_true",
+                       help="start without compiled-kernel caches (first-run cost)")
     bench.add_argument("--batch-size", type=int, default=256)
     bench.add_argument("--threads", type=int, default=0, help="0 = all cores")
     bench.add_argument("--seconds", type=float, default=3.0, help="per measured run")
     bench.add_argument("--runs", type=int, default=5)
     prof = sub.add_parser("profile", help="time each operator; write a Chrome trace")
-    prof.add_argument("pipeline", help="cifar, or file.py:function")
+    prof.add_argument("pipeline", help=f"one of {', '.join(NAMES)}, or file.py:function")
+    prof.add_argument("--data", help="image folder for the file pipelines")
     prof.add_argument("--batch-size", type=int, default=256)
     prof.add_argument("--threads", type=int, default=0, help="0 = all cores")
     prof.add_argument("--batches", type=int, default=50)

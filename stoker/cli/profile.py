@@ -31,18 +31,18 @@ def load_user_pipeline(spec: str, batch_size: int, threads: int) -> Any:
     return factory()
 
 
-def named_pipeline(name: str, batch_size: int, threads: int) -> Any:
+def named_pipeline(name: str, data: str | None, batch_size: int, threads: int) -> Any:
     import stoker
-    from stoker.cli.bench import cifar_images, cifar_pipeline
+    from stoker.cli import pipelines
 
-    if name == "cifar":
-        return cifar_pipeline(stoker, cifar_images(batch_size * 8), batch_size, threads)
+    if name in pipelines.NAMES:
+        return pipelines.build(name, stoker, data, batch_size, threads)
     return load_user_pipeline(name, batch_size, threads)
 
 
 def run_profile(args: Any) -> int:
     threads = args.threads or os.cpu_count() or 1
-    pipe = named_pipeline(args.pipeline, args.batch_size, threads)
+    pipe = named_pipeline(args.pipeline, args.data, args.batch_size, threads)
     profiler = attach(pipe)
     for _ in range(args.warmup):
         pipe.run()

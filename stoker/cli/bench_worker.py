@@ -1,0 +1,138 @@
+"""One benchmark peer in its own process, driven by ``stoker bench`` over stdin/stdout.
+
+Its own process so that peak memory and CPU time belong to it alone (a DataLoader's
+workers are its child processes and are counted with it), and so peers never share a GIL.
+Commands, one per line: ``run SECONDS`` -> JSON {images, seconds, cpu_seconds};
+``stats`` -> JSON {first_batch_s, start_s, peak_rss_mb}; ``quit``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import threading
+import time
+from typing import Any
+
+STARTED = time.perf_counter()
+_TICK = os.sysconf("SC_CLK_TCK")
+_PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def _tree(pid: int) -> list[int]:
+    """``pid`` and all its descendants, from /proc."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            children.setdefault(int(fields[1]), []).append(int(entry))
+        except (OSError, IndexError, ValueError):
+            continue
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo.extend(children.get(p, []))
+    return out
+
+
+def tree_usage(pid: int) -> tuple[float, float]:
+    """(CPU seconds, resident MB) of a process tree."""
+    cpu = rss = 0.0
+    for p in _tree(pid):
+        try:
+            with open(f"/proc/{p}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            cpu += (int(fields[11]) + int(fields[12])) / _TICK
+            with open(f"/proc/{p}/statm") as f:
+                rss += int(f.read().split()[1]) * _PAGE / 2**20
+        except (OSError, IndexError, ValueError):
+            continue
+    return cpu, rss
+
+
+class PeakMemory:
+    """Samples the process tree's resident memory every 20 ms; keeps the peak."""
+
+    def __init__(self) -> None:
+        self.peak = 0.0
+        thread = threading.Thread(target=self._loop, daemon=True, name="bench-rss")
+        thread.start()
+
+    def _loop(self) -> None:
+        pid = os.getpid()
+        while True:
+            self.peak = max(self.peak, tree_usage(pid)[1])
+            time.sleep(0.02)
+
+
+def make_step(peer: str, pipeline: str, root: str | None, batch_size: int,
+              threads: int) -> Any:
+    from stoker.cli import pipelines
+
+    if peer == "torchvision":
+        loader = pipelines.torchvision_loader(pipeline, root, batch_size, threads)
+        state = {"it": iter(loader)}
+
+        def step() -> None:
+            try:
+                next(state["it"])
+            except StopIteration:
+                state["it"] = iter(loader)
+                next(state["it"])
+
+        return step
+    if peer == "dali":
+        import nvidia.dali as lib
+        import nvidia.dali.fn  # noqa: F401
+        import nvidia.dali.types  # noqa: F401
+    else:
+        import stoker as lib
+    pipe = pipelines.build(pipeline, lib, root, batch_size, threads)
+    pipe.build()
+    return pipe.run
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--peer", required=True)
+    parser.add_argument("--pipeline", required=True)
+    parser.add_argument("--data")
+    parser.add_argument("--batch-size", type=int, required=True)
+    parser.add_argument("--threads", type=int, required=True)
+    args = parser.parse_args()
+    memory = PeakMemory()
+    begin = time.perf_counter()
+    step = make_step(args.peer, args.pipeline, args.data, args.batch_size, args.threads)
+    step()
+    first_batch = time.perf_counter() - begin
+    out = sys.stdout
+    print(json.dumps({"ready": True}), file=out, flush=True)
+    for line in sys.stdin:
+        command = line.split()
+        if not command or command[0] == "quit":
+            break
+        if command[0] == "run":
+            seconds = float(command[1])
+            cpu0 = tree_usage(os.getpid())[0]
+            n, start = 0, time.perf_counter()
+            while time.perf_counter() - start < seconds:
+                step()
+                n += 1
+            elapsed = time.perf_counter() - start
+            cpu = tree_usage(os.getpid())[0] - cpu0
+            print(json.dumps({"images": n * args.batch_size, "seconds": elapsed,
+                              "cpu_seconds": cpu}), file=out, flush=True)
+        elif command[0] == "stats":
+            print(json.dumps({"first_batch_s": first_batch, "start_s": begin - STARTED,
+                              "peak_rss_mb": memory.peak}), file=out, flush=True)
+    os._exit(0)  # peers' own threads and workers must not delay the next measurement
+
+
+if __name__ == "__main__":
+    main()

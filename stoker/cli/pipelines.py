@@ -1,0 +1,148 @@
+"""The benchmark pipelines, written once against DALI's API and built with either library.
+
+``build(name, lib, ...)`` makes the named pipeline with ``lib`` = stoker or nvidia.dali
+(DALI's CPU backend with ``device_id=None``), so both run the very same graph. The
+torchvision peers are the recipes PyTorch users write for the same work.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+# ImageNet statistics in 0..255 units, as DALI's examples use them.
+MEAN = [0.485 * 255, 0.456 * 255, 0.406 * 255]
+STD = [0.229 * 255, 0.224 * 255, 0.225 * 255]
+CIFAR_MEAN = [125.307, 122.961, 113.8575]
+CIFAR_STD = [51.5865, 50.847, 51.255]
+
+
+def cifar_images(count: int, seed: int = 0) -> np.ndarray:
+    """CIFAR-sized uint8 images (NHWC): smooth random fields, not white noise."""
+    rng = np.random.default_rng(seed)
+    coarse = rng.integers(0, 256, size=(count, 8, 8, 3), dtype=np.uint8)
+    return np.repeat(np.repeat(coarse, 4, axis=1), 4, axis=2)
+
+
+def _cifar_source(images: np.ndarray, batch_size: int) -> Callable[[Any], np.ndarray]:
+    count = len(images) // batch_size
+
+    def source(info: Any) -> np.ndarray:
+        i = info.iteration % count
+        return images[i * batch_size:(i + 1) * batch_size]
+
+    return source
+
+
+def _reader(fn: Any, root: str, shuffle: bool = True) -> Any:
+    return fn.readers.file(file_root=root, random_shuffle=shuffle, seed=1, name="Reader")
+
+
+def _train(fn: Any, types: Any, root: str) -> tuple:
+    jpegs, labels = _reader(fn, root)
+    images = fn.decoders.image_random_crop(jpegs, device="cpu", output_type=types.RGB)
+    images = fn.resize(images, resize_x=224, resize_y=224)
+    images = fn.crop_mirror_normalize(images, dtype=types.FLOAT, output_layout="CHW",
+                                      mean=MEAN, std=STD, mirror=fn.random.coin_flip())
+    return images, labels
+
+
+def _train_unfused(fn: Any, types: Any, root: str) -> tuple:
+    jpegs, labels = _reader(fn, root)
+    images = fn.decoders.image(jpegs, device="cpu", output_type=types.RGB)
+    images = fn.random_resized_crop(images, size=224)
+    images = fn.crop_mirror_normalize(images, dtype=types.FLOAT, output_layout="CHW",
+                                      mean=MEAN, std=STD, mirror=fn.random.coin_flip())
+    return images, labels
+
+
+def _val(fn: Any, types: Any, root: str) -> tuple:
+    jpegs, labels = _reader(fn, root, shuffle=False)
+    images = fn.decoders.image(jpegs, device="cpu", output_type=types.RGB)
+    images = fn.resize(images, resize_shorter=256)
+    images = fn.crop_mirror_normalize(images, crop=(224, 224), dtype=types.FLOAT,
+                                      output_layout="CHW", mean=MEAN, std=STD)
+    return images, labels
+
+
+def _decode_crop(fn: Any, types: Any, root: str) -> tuple:
+    jpegs, labels = _reader(fn, root)
+    return fn.decoders.image_random_crop(jpegs, device="cpu", output_type=types.RGB), labels
+
+
+def _decode_full(fn: Any, types: Any, root: str) -> tuple:
+    jpegs, labels = _reader(fn, root)
+    return fn.decoders.image(jpegs, device="cpu", output_type=types.RGB), labels
+
+
+FILE_PIPELINES = {"train": _train, "train-unfused": _train_unfused, "val": _val,
+                  "decode-crop": _decode_crop, "decode": _decode_full}
+NAMES = ("cifar", *FILE_PIPELINES)
+
+
+def build(name: str, lib: Any, root: str | None, batch_size: int, threads: int) -> Any:
+    """The named pipeline built with ``lib`` (stoker or nvidia.dali)."""
+    fn, types = lib.fn, lib.types
+
+    if name == "cifar":
+        source = _cifar_source(cifar_images(batch_size * 32), batch_size)
+
+        @lib.pipeline_def(batch_size=batch_size, num_threads=threads, device_id=None, seed=1)
+        def cifar():
+            imgs = fn.external_source(source=source, batch=True, batch_info=True, layout="HWC")
+            padded = fn.crop(imgs, crop=(40, 40), out_of_bounds_policy="pad", fill_values=0)
+            return fn.crop_mirror_normalize(
+                padded, crop=(32, 32), crop_pos_x=fn.random.uniform(range=(0.0, 1.0)),
+                crop_pos_y=fn.random.uniform(range=(0.0, 1.0)), mirror=fn.random.coin_flip(),
+                mean=CIFAR_MEAN, std=CIFAR_STD, dtype=types.FLOAT, output_layout="CHW")
+
+        return cifar()
+    if root is None:
+        raise SystemExit(f"stoker bench {name}: needs --data DIR (see stoker make-dataset)")
+    body = FILE_PIPELINES[name]
+
+    @lib.pipeline_def(batch_size=batch_size, num_threads=threads, device_id=None, seed=1)
+    def file_pipeline():
+        return body(fn, types, root)
+
+    return file_pipeline()
+
+
+def torchvision_loader(name: str, root: str | None, batch_size: int, threads: int) -> Any:
+    """The torchvision + DataLoader recipe for the same work."""
+    import torch
+    from torchvision import datasets, transforms
+
+    normalize = transforms.Normalize([m / 255 for m in MEAN], [s / 255 for s in STD])
+    if name == "cifar":
+        images = cifar_images(batch_size * 32)
+        tf = transforms.Compose([
+            transforms.RandomCrop(32, padding=4), transforms.RandomHorizontalFlip(),
+            transforms.ToTensor(),
+            transforms.Normalize([m / 255 for m in CIFAR_MEAN], [s / 255 for s in CIFAR_STD])])
+
+        class Arrays(torch.utils.data.Dataset):
+            def __len__(self) -> int:
+                return len(images)
+
+            def __getitem__(self, i: int) -> Any:
+                from PIL import Image
+
+                return tf(Image.fromarray(images[i])), 0
+
+        dataset: Any = Arrays()
+    elif name in ("train", "train-unfused"):
+        dataset = datasets.ImageFolder(root, transforms.Compose([
+            transforms.RandomResizedCrop(224), transforms.RandomHorizontalFlip(),
+            transforms.ToTensor(), normalize]))
+    elif name == "val":
+        dataset = datasets.ImageFolder(root, transforms.Compose([
+            transforms.Resize(256), transforms.CenterCrop(224), transforms.ToTensor(),
+            normalize]))
+    else:
+        raise SystemExit(f"stoker bench: torchvision has no peer for {name!r}")
+    return torch.utils.data.DataLoader(dataset, batch_size=batch_size, shuffle=True,
+                                       num_workers=threads, persistent_workers=True,
+                                       drop_last=True)
