@@ -5,8 +5,8 @@ from __future__ import annotations
 import importlib
 
 # Family modules; each registers its schemas on import.
-FAMILIES = ("external_source", "random", "arithmetic", "tensor", "subscript", "geometry",
-            "normalize")
+FAMILIES = ("external_source", "random", "arithmetic", "tensor", "tensor_shape", "tensor_join",
+            "tensor_slice", "subscript", "geometry", "normalize")
 
 
 def load_all() -> None:

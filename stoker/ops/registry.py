@@ -118,9 +118,13 @@ def call_op(name: str, inputs: list[Any], kwargs: dict[str, Any]) -> Any:
                 f"{schema.fn_name}: missing required argument '{arg.name}'"
             )
         if arg.default is not None:
-            args[arg.name] = arg.default
+            # A copy: a kernel that changes its list must not change the schema's default.
+            default = arg.default
+            args[arg.name] = list(default) if isinstance(default, list) else default
     for arg in COMMON_ARGS:
         args.setdefault(arg.name, arg.default)
+    # Which arguments the user gave: some rules depend on it (slice's axes vs axis_names).
+    args["_given"] = frozenset(k for k in (*args, *arg_nodes) if k in kwargs)
     if schema.check is not None:
         schema.check({**args, **{k: v for k, v in arg_nodes.items()}})
 
@@ -134,7 +138,7 @@ def call_op(name: str, inputs: list[Any], kwargs: dict[str, Any]) -> Any:
                                  f"got {node.name!r} on the {node.device}")
     op = OpNode(schema, list(inputs), args, arg_nodes, device, pipe, op_name)
     n_out = schema.outputs_for(args)
-    layouts = _output_layouts(schema, inputs, args, n_out)
+    layouts = _output_layouts(schema, inputs, {**args, **arg_nodes}, n_out)
     out_device = "gpu" if device in ("gpu", "mixed") else "cpu"
     op.outputs = [DataNode(op, i, out_device, layouts[i]) for i in range(n_out)]
     if pipe is not None:

@@ -1,6 +1,7 @@
-"""Tensor operators: type, shape and layout changes, joining, padding, slicing, constants.
+"""Tensor operators: type changes, copies, shapes and properties, constants, one-hot.
 
-Kernels are in ``kernels/cpu/tensor.py``; this module holds the schemas and the glue.
+Shape changes are in ``tensor_shape``, joining and padding in ``tensor_join``, windows in
+``tensor_slice``; kernels are in ``kernels/cpu/tensor.py``.
 """
 
 from __future__ import annotations
@@ -11,8 +12,10 @@ import numpy as np
 
 from stoker import types
 from stoker.errors import ArgumentError
+from stoker.kernels.cpu import tensor as tensor_kernels
 from stoker.ops.registry import call_op, register
 from stoker.ops.schema import REQUIRED, Arg, Example, Input, OpSchema
+from stoker.ops.tensor_util import batch_of, batch_stage, check_out_layout
 
 _X = Input("input", "The data.")
 _U8 = [np.arange(12, dtype=np.uint8).reshape(2, 2, 3), np.arange(18, dtype=np.uint8)
@@ -178,6 +181,82 @@ def constant_node(value: Any, dtype: Any = None, shape: Any = None, layout: Any 
     if device is not None:
         args["device"] = device
     return call_op("constant", [], args)
+
+
+# -- one_hot (a batch stage: DALI's scalar rule looks at the whole batch) -------------------------
+
+def _one_hot_run(ins: list, args: dict, argv: dict, n: int) -> Any:
+    x = ins[0]
+    axis = args["axis"]
+    # DALI's legacy rule: when every sample holds exactly one element and 'axis' is left at
+    # -1, each is encoded as a scalar, so (1,)-shaped labels give (num_classes,) outputs.
+    dense = isinstance(x, np.ndarray)
+    if axis == -1 and n and (x.size == n if dense else all(np.size(s) == 1 for s in x)):
+        x = x.reshape(n) if dense else np.stack([np.asarray(s).reshape(()) for s in x])
+    params = (args["num_classes"], axis, args["on_value"], args["off_value"],
+              types.to_numpy(args["dtype"]))
+    if isinstance(x, np.ndarray):
+        out = tensor_kernels.one_hot_cpu(x, *params, lead=1)
+        check_out_layout(out.ndim - 1, args, _ONE_HOT_HINT)
+        return out
+    outs = [tensor_kernels.one_hot_cpu(np.asarray(s), *params) for s in x]
+    for o in outs:
+        check_out_layout(o.ndim, args, _ONE_HOT_HINT)
+    return batch_of(outs)
+
+
+_ONE_HOT_HINT = ("; 'axis_name' needs an input with a layout (samples of one element are "
+                 "encoded as scalars, giving 1-D outputs)")
+
+
+def _one_hot_layout(layouts: list, args: dict) -> str:
+    name = args.get("axis_name")
+    if name is None:
+        return ""
+    src = layouts[0] or ""
+    at = len(src) if args["axis"] < 0 else args["axis"]
+    if at > len(src):
+        raise ArgumentError(f"fn.one_hot: argument 'axis' {args['axis']} is out of range for "
+                            f"an input of layout {src!r}")
+    return src[:at] + name + src[at:]
+
+
+def _check_one_hot(args: dict) -> None:
+    name = args.get("axis_name")
+    if name is not None and len(name) != 1:
+        raise ArgumentError(f"fn.one_hot: argument 'axis_name' must be one letter, got {name!r}")
+
+
+_LABELS = [np.array([0, 2, 1], np.int32), np.array([3, -1, 5], np.int32)]
+
+register(OpSchema(
+    name="one_hot",
+    doc="One-hot encodes class indices along a new axis of 'num_classes': 'on_value' at the "
+        "class (floats truncate toward zero), 'off_value' elsewhere. When every sample of the "
+        "batch holds one element and 'axis' is -1, each is treated as a scalar.",
+    inputs=(_X,),
+    args=(Arg("num_classes", "int", 0, "Number of classes (extent of the new axis).",
+              range=(0, None)),
+          Arg("axis", "int", -1, "Position of the new axis; -1 appends it.", range=(-1, None)),
+          Arg("dtype", "dtype", types.FLOAT, "Output data type."),
+          Arg("on_value", "float", 1.0, "Value at the class index (cast to 'dtype')."),
+          Arg("off_value", "float", 0.0, "Value elsewhere (cast to 'dtype')."),
+          Arg("axis_name", "str", None, "Layout letter of the new axis (default: the output "
+              "layout is empty).")),
+    stage="batch", instance=batch_stage(_one_hot_run), check=_check_one_hot,
+    layout=_one_hot_layout, dtype=lambda d, a: types.to_numpy(a["dtype"]),
+    examples=(Example(args={"num_classes": 4}, inputs=(_LABELS,)),
+              Example(args={"num_classes": 3, "axis": 0, "dtype": types.UINT8,
+                            "on_value": 300.0, "off_value": -1.0}, inputs=(_LABELS,)),
+              Example(args={"num_classes": 5}, inputs=([np.array([2], np.int64),
+                                                        np.array([4], np.int64)],)),
+              Example(args={"num_classes": 2}, inputs=([np.array([1, 0], np.uint8),
+                                                        np.array([1], np.uint8)],)),
+              Example(args={"num_classes": -1}, inputs=(_LABELS,), raises=ValueError,
+                      match="'num_classes' must be in [0"),
+              Example(args={"num_classes": 3, "axis": 2}, inputs=(_LABELS,),
+                      raises=RuntimeError, match="'axis' 2 is out of range for 1-D samples")),
+))
 
 
 # -- device moves (the GPU backend supplies the kernels) ----------------------------------------
