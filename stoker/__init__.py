@@ -22,13 +22,14 @@ from stoker.errors import (
     StokerError,
 )
 from stoker.graph.node import DataNode
+from stoker.ops.subscript import newaxis
 from stoker.pipeline import Pipeline, pipeline_def
 from stoker.tensors import TensorList
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "fn", "math", "types", "Pipeline", "pipeline_def", "DataNode", "TensorList",
+    "fn", "math", "types", "Pipeline", "pipeline_def", "DataNode", "TensorList", "newaxis",
     "StokerError", "ArgumentError", "ArgumentTypeError", "DeviceError", "GraphError",
     "PipelineError", "SampleError",
 ]
