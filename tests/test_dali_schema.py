@@ -41,6 +41,8 @@ def _parse_default(text: str, dali_type: str):
         return text == "True"
     if text.startswith("["):
         inner = [v.strip() for v in text.strip("[]").split(",") if v.strip()]
+        if all(v[:1] == v[-1:] == "'" for v in inner):  # a list of strings (file_filters)
+            return [v[1:-1] for v in inner]
         return [float(v) for v in inner]
     return float(text)
 
@@ -48,8 +50,9 @@ def _parse_default(text: str, dali_type: str):
 def _same(ours, theirs) -> bool:
     if isinstance(theirs, list):
         ours = ours if isinstance(ours, list) else [ours]
-        return len(ours) == len(theirs) and all(abs(float(a) - b) < 1e-5
-                                                for a, b in zip(ours, theirs, strict=True))
+        return len(ours) == len(theirs) and all(
+            a == b if isinstance(b, str) else abs(float(a) - b) < 1e-5
+            for a, b in zip(ours, theirs, strict=True))
     if isinstance(theirs, float) and not isinstance(ours, bool | str):
         return ours is not None and abs(float(ours) - theirs) < 1e-5
     return ours == theirs

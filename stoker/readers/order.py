@@ -1,0 +1,185 @@
+"""Which sample a reader delivers next: epochs, shard rotation, shuffling, padding.
+
+A reader's stream is a sequence of *reader epochs*. Epoch ``e`` reads one shard: the
+reader's own (``stick_to_shard``) or shard ``(shard_id + e) % num_shards``, so that across
+all readers every epoch covers every sample exactly once, for any shard sizes. Inside the
+epoch the shard's samples come:
+
+* in dataset order (no shuffling): the stream is then exactly DALI's, which without padding
+  runs straight on through the following shards and wraps at the end of the dataset;
+* as a permutation of the shard drawn from ``(seed, epoch, shard)`` (``random_shuffle``).
+  Shard membership comes from one fixed dataset-wide permutation that does not depend on
+  any seed, so readers with different seeds still agree on it (DALI does the same; it
+  then shuffles through a buffer of ``initial_fill`` samples, which moves samples only
+  locally, so its epochs come in nearly the same order: this order is a fresh exact
+  permutation each epoch instead);
+* as slice ``shard_id`` of a dataset-wide permutation drawn from ``(dataset_seed, epoch)``
+  (``shuffle_after_epoch``); this implies sticking to the shard, as in DALI.
+
+With ``pad_last_batch`` the epoch is padded with its last sample to the largest shard's
+size, then on to a whole number of batches, so no batch mixes two epochs (DALI's measured
+behaviour). The state that a checkpoint needs is two integers: ``epoch`` and ``position``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from stoker.readers.sharding import padded_shard_size, reader_meta, shard_bounds
+
+SHUFFLES = ("none", "shard", "dataset")
+# The seed of the dataset-wide orders when the user gives none. A constant, the same on
+# every rank, so that readers on different machines agree on shard membership.
+DATASET_SEED = 0x53544F4B4552  # "STOKER"
+_MASK64 = (1 << 64) - 1
+
+
+def permutation(n: int, *key: int) -> np.ndarray:
+    """A permutation of ``range(n)`` that is a pure function of ``key`` (int64)."""
+    seq = np.random.SeedSequence([k & _MASK64 for k in key])
+    return np.random.Generator(np.random.PCG64(seq)).permutation(n).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class ReadOrder:
+    """The order of one reader's stream; a pure function of these settings."""
+
+    size: int
+    num_shards: int = 1
+    shard_id: int = 0
+    stick_to_shard: bool = False
+    pad_last_batch: bool = False
+    batch_size: int = 1
+    shuffle: str = "none"  # one of SHUFFLES
+    seed: int = 0  # within-shard permutations (shuffle="shard")
+    dataset_seed: int = DATASET_SEED  # dataset-wide permutations
+
+    def __post_init__(self) -> None:
+        if self.shuffle not in SHUFFLES:
+            raise ValueError(f"shuffle must be one of {SHUFFLES}, got {self.shuffle!r}")
+        if self.size < 1 or not 0 <= self.shard_id < self.num_shards <= self.size:
+            raise ValueError(f"bad sharding: size={self.size}, num_shards={self.num_shards}, "
+                             f"shard_id={self.shard_id}")
+        if self.batch_size < 1:
+            raise ValueError(f"batch_size must be positive, got {self.batch_size}")
+
+    @property
+    def sticks(self) -> bool:
+        """Whether every epoch reads the same shard (shuffle_after_epoch implies it)."""
+        return self.stick_to_shard or self.shuffle == "dataset"
+
+    def shard_at(self, epoch: int) -> int:
+        return self.shard_id if self.sticks else (self.shard_id + epoch) % self.num_shards
+
+    def shard_size(self, epoch: int) -> int:
+        lo, hi = shard_bounds(self.size, self.num_shards, self.shard_at(epoch))
+        return hi - lo
+
+    def epoch_length(self, epoch: int) -> int:
+        """Samples delivered in ``epoch``, padding included."""
+        if not self.pad_last_batch:
+            return self.shard_size(epoch)
+        padded = padded_shard_size(self.size, self.num_shards)
+        return -(-padded // self.batch_size) * self.batch_size
+
+    def epoch_indices(self, epoch: int) -> np.ndarray:
+        """The dataset indices delivered in ``epoch``, in order, padding included."""
+        shard = self.shard_at(epoch)
+        lo, hi = shard_bounds(self.size, self.num_shards, shard)
+        if self.shuffle == "none":
+            idx = np.arange(lo, hi, dtype=np.int64)
+        elif self.shuffle == "shard":
+            members = self._membership()[lo:hi]
+            idx = members[permutation(hi - lo, self.seed, epoch, shard)]
+        else:
+            idx = permutation(self.size, self.dataset_seed, epoch)[lo:hi]
+        length = self.epoch_length(epoch)
+        if length > len(idx):
+            idx = np.concatenate([idx, np.full(length - len(idx), idx[-1], np.int64)])
+        return idx
+
+    def _membership(self) -> np.ndarray:
+        # Cached: a frozen dataclass holds it through object.__setattr__.
+        cached = self.__dict__.get("_members")
+        if cached is None:
+            cached = permutation(self.size, self.dataset_seed)
+            object.__setattr__(self, "_members", cached)
+        return cached
+
+    def meta(self) -> dict[str, Any]:
+        """DALI's reader_meta for this reader."""
+        return reader_meta(self.size, self.num_shards, self.shard_id, self.pad_last_batch,
+                           self.sticks)
+
+
+@dataclass(frozen=True)
+class SampleIds:
+    """Who the samples of one batch are: dataset index, reader epoch, position in that
+    epoch, and whether the sample only pads the epoch (a repeat, not a new sample)."""
+
+    index: np.ndarray
+    epoch: np.ndarray
+    position: np.ndarray
+    padded: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+
+@dataclass
+class Cursor:
+    """A position in a reader's stream; ``state()`` is all a checkpoint needs."""
+
+    order: ReadOrder
+    epoch: int = 0
+    position: int = 0
+    _cached: tuple[int, np.ndarray] | None = field(default=None, repr=False)
+
+    def _indices(self, epoch: int) -> np.ndarray:
+        if self._cached is None or self._cached[0] != epoch:
+            self._cached = (epoch, self.order.epoch_indices(epoch))
+        return self._cached[1]
+
+    def take(self, n: int) -> SampleIds:
+        """The next ``n`` samples; a batch runs on into the next epoch when one ends (DALI's
+        readers never stop or shorten a batch at an epoch boundary)."""
+        parts: list[tuple[np.ndarray, int, int, int]] = []
+        need = n
+        while need > 0:
+            idx = self._indices(self.epoch)
+            k = min(need, len(idx) - self.position)
+            parts.append((idx[self.position:self.position + k], self.epoch, self.position,
+                          self.order.shard_size(self.epoch)))
+            self.position += k
+            need -= k
+            if self.position == len(idx):
+                self.epoch += 1
+                self.position = 0
+        index = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, np.int64)
+        epoch = np.concatenate([np.full(len(p[0]), p[1], np.int64) for p in parts]) \
+            if parts else np.zeros(0, np.int64)
+        position = np.concatenate([np.arange(p[2], p[2] + len(p[0]), dtype=np.int64)
+                                   for p in parts]) if parts else np.zeros(0, np.int64)
+        real = np.concatenate([np.full(len(p[0]), p[3], np.int64) for p in parts]) \
+            if parts else np.zeros(0, np.int64)
+        return SampleIds(index, epoch, position, position >= real)
+
+    def state(self) -> dict[str, int]:
+        return {"epoch": self.epoch, "position": self.position}
+
+    def state_after(self, ids: SampleIds) -> dict[str, int]:
+        """The state just after the last sample of ``ids`` (a batch taken earlier)."""
+        epoch, position = int(ids.epoch[-1]), int(ids.position[-1]) + 1
+        if position == self.order.epoch_length(epoch):
+            epoch, position = epoch + 1, 0
+        return {"epoch": epoch, "position": position}
+
+    def restore(self, state: dict[str, int]) -> None:
+        epoch, position = int(state["epoch"]), int(state["position"])
+        if epoch < 0 or not 0 <= position < self.order.epoch_length(epoch):
+            raise ValueError(f"reader state {state} is outside the reader's stream (epoch "
+                             f"{epoch} has {self.order.epoch_length(max(epoch, 0))} samples)")
+        self.epoch, self.position = epoch, position
