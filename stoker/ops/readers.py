@@ -24,6 +24,7 @@ unless ``pad_last_batch``) and ``pipe.reset()`` leaves them where they are.
 from __future__ import annotations
 
 import collections
+import dataclasses
 import threading
 import weakref
 from typing import Any
@@ -145,6 +146,16 @@ class FileReader:
 
     def reset(self) -> None:
         """DALI's readers ignore pipe.reset(): the stream goes on (measured)."""
+
+    def align_epochs(self, window: int | None) -> None:
+        """Called by an iterator (PARTIAL/DROP) before the first batch: every reader epoch
+        spans ``window`` samples, so epochs are exactly-once across shards (order.py)."""
+        cursor = self._cursor()
+        if cursor.position or cursor.epoch:
+            raise RuntimeError(f"{self._who()}: an iterator must be created before the "
+                               "pipeline's first run() to align the reader's epochs")
+        cursor.order = dataclasses.replace(cursor.order, window=window)
+        cursor._cached = None
 
     def reader_meta(self) -> dict:
         return self._cursor().order.meta()

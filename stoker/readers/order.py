@@ -56,6 +56,10 @@ class ReadOrder:
     shuffle: str = "none"  # one of SHUFFLES
     seed: int = 0  # within-shard permutations (shuffle="shard")
     dataset_seed: int = DATASET_SEED  # dataset-wide permutations
+    # Set by an iterator whose policy ends every epoch at a batch boundary (PARTIAL, DROP):
+    # each reader epoch then spans exactly the ``window`` samples the iterator pulls per
+    # epoch, its shard's samples first and trimmed fillers after. See ``_window_indices``.
+    window: int | None = None
 
     def __post_init__(self) -> None:
         if self.shuffle not in SHUFFLES:
@@ -81,12 +85,14 @@ class ReadOrder:
     def epoch_length(self, epoch: int) -> int:
         """Samples delivered in ``epoch``, padding included."""
         if not self.pad_last_batch:
-            return self.shard_size(epoch)
+            return self.shard_size(epoch) if self.window is None else self.window
         padded = padded_shard_size(self.size, self.num_shards)
         return -(-padded // self.batch_size) * self.batch_size
 
     def epoch_indices(self, epoch: int) -> np.ndarray:
         """The dataset indices delivered in ``epoch``, in order, padding included."""
+        if self.window is not None and not self.pad_last_batch:
+            return self._window_indices(epoch)
         shard = self.shard_at(epoch)
         lo, hi = shard_bounds(self.size, self.num_shards, shard)
         if self.shuffle == "none":
@@ -100,6 +106,34 @@ class ReadOrder:
         if length > len(idx):
             idx = np.concatenate([idx, np.full(length - len(idx), idx[-1], np.int64)])
         return idx
+
+    def _window_indices(self, epoch: int) -> np.ndarray:
+        """Epochs that every rank reads in step, ``window`` samples each.
+
+        DALI's stream runs on from shard to shard, so when the shards differ in size its
+        ranks overlap and lose samples from the second epoch on (measured). Here epoch ``e``
+        of every rank starts ``e * (window - N // S)`` samples past its shard's start: the
+        same offset on every rank, so together the ranks cover the dataset exactly once,
+        and, when the shards are equal, exactly where DALI's stream is (so the batches
+        equal DALI's). A sticky reader cycles in its own shard, as DALI's does. Positions
+        past the shard's size are fillers the iterator trims (``SampleIds.padded``).
+        """
+        shard, w = self.shard_at(epoch), int(self.window)
+        lo, hi = shard_bounds(self.size, self.num_shards, shard)
+        n = hi - lo
+        steps = np.arange(w, dtype=np.int64)
+        if self.shuffle == "none":
+            if self.sticks:
+                return lo + (epoch * w + steps) % n
+            drift = epoch * (w - self.size // self.num_shards)
+            return (lo + drift + steps) % self.size
+        saved = self.window
+        object.__setattr__(self, "window", None)  # the shard's shuffled order, unwindowed
+        try:
+            members = self.epoch_indices(epoch)[:n]
+        finally:
+            object.__setattr__(self, "window", saved)
+        return members[steps % n]
 
     def _membership(self) -> np.ndarray:
         # Cached: a frozen dataclass holds it through object.__setattr__.

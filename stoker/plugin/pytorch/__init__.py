@@ -1,0 +1,255 @@
+"""PyTorch iterators with DALI's names, arguments and semantics.
+
+``DALIGenericIterator`` turns one or more pipelines into batches of torch tensors: a list
+with one dict per pipeline, keyed by ``output_map``. CPU outputs become tensors without a
+copy (``torch.from_numpy`` on the batch's array). Epochs follow DALI 2.4's measured rules
+(``stoker/plugin/base.py``), with one deliberate improvement: with ``reader_name`` and the
+PARTIAL policy, the reader's epochs are aligned so that across all shards every epoch
+delivers every sample exactly once, also when shards differ in size, where DALI overlaps
+ranks and loses samples. torch is imported here only, never by ``import stoker``.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import torch
+
+from stoker.errors import ArgumentError
+from stoker.plugin.base import EpochBook, LastBatchPolicy, Shards, SizeBook, parse_auto_reset
+from stoker.tensors import TensorList
+
+__all__ = ["DALIGenericIterator", "DALIClassificationIterator", "DALIRaggedIterator",
+           "LastBatchPolicy", "feed_ndarray", "to_torch"]
+
+
+def to_torch(batch: TensorList) -> torch.Tensor:
+    """A CPU batch as one tensor, sharing memory with it (no copy when it is dense)."""
+    try:
+        array = batch.as_array()
+    except ValueError as e:
+        raise RuntimeError(f"a batch must be representable as a tensor to go into a dense "
+                           f"output: {e}") from None
+    if not array.flags.writeable:
+        array = array.copy()  # torch tensors are writable; never alias read-only memory
+    return torch.from_numpy(array)
+
+
+def feed_ndarray(tensor_list: TensorList, arr: torch.Tensor, cuda_stream: Any = None
+                 ) -> torch.Tensor:
+    """Copies a batch into an existing tensor of the same shape (DALI's utility)."""
+    src = to_torch(tensor_list)
+    if tuple(arr.shape) != tuple(src.shape):
+        raise ValueError(f"feed_ndarray: the tensor has shape {tuple(arr.shape)}, the batch "
+                         f"{tuple(src.shape)}")
+    arr.copy_(src, non_blocking=cuda_stream is not None)
+    return arr
+
+
+class DALIGenericIterator:
+    """Batches from stoker pipelines as ``[{name: torch.Tensor}, ...]``, one dict per pipeline."""
+
+    def __init__(self, pipelines: Any, output_map: Sequence[str], size: int = -1,
+                 reader_name: str | None = None, auto_reset: bool | str = False,
+                 fill_last_batch: bool | None = None, dynamic_shape: bool = False,
+                 last_batch_padded: bool = False,
+                 last_batch_policy: LastBatchPolicy = LastBatchPolicy.FILL,
+                 prepare_first_batch: bool = True):
+        self._pipes = list(pipelines) if isinstance(pipelines, list | tuple) else [pipelines]
+        if not self._pipes:
+            raise ArgumentError("DALIGenericIterator: give at least one pipeline")
+        if len(set(output_map)) != len(output_map):
+            raise ArgumentError(f"DALIGenericIterator: output_map {list(output_map)} names an "
+                                "output twice")
+        self.output_map = list(output_map)
+        self._auto_reset = parse_auto_reset(auto_reset)
+        if fill_last_batch is not None:
+            warnings.warn("fill_last_batch is deprecated; use last_batch_policy", stacklevel=2)
+            last_batch_policy = LastBatchPolicy.FILL if fill_last_batch else \
+                LastBatchPolicy.PARTIAL
+        if not isinstance(last_batch_policy, LastBatchPolicy):
+            raise ValueError(f"last_batch_policy must be a LastBatchPolicy, got "
+                             f"{last_batch_policy!r}")
+        self.last_batch_policy = last_batch_policy
+        for pipe in self._pipes:
+            pipe.build()
+        self.batch_size = self._pipes[0].batch_size
+        self._book = self._make_book(size, reader_name, last_batch_padded)
+        self._pending: list | None = None
+        if prepare_first_batch:
+            if len(self._book) == 0:
+                raise RuntimeError("DALIGenericIterator: there is no data in the pipeline for a "
+                                   "whole batch in this epoch (DROP with fewer samples per shard "
+                                   "than the batch size); use PARTIAL or a smaller batch")
+            self._pending = self._pull()
+
+    # -- construction ----------------------------------------------------------------------
+    def _make_book(self, size: int, reader_name: str | None, last_batch_padded: bool) -> Any:
+        if reader_name is not None:
+            if size > 0:
+                raise ArgumentError("DALIGenericIterator: when reader_name is given, size must "
+                                    "not be set")
+            if last_batch_padded:
+                raise ArgumentError("DALIGenericIterator: when reader_name is given, "
+                                    "last_batch_padded must not be set (the reader's "
+                                    "pad_last_batch says it)")
+            metas = [pipe.reader_meta(reader_name) for pipe in self._pipes]
+            m = metas[0]
+            shards = Shards(size=m["epoch_size"], num_shards=m["number_of_shards"],
+                            shard_ids=[meta["shard_id"] for meta in metas],
+                            pad_last_batch=bool(m["pad_last_batch"]),
+                            stick_to_shard=bool(m["stick_to_shard"]))
+            self._align_readers(reader_name, shards)
+            return EpochBook(shards, self.batch_size, self.last_batch_policy)
+        if size == 0:
+            raise ArgumentError("DALIGenericIterator: size cannot be 0")
+        if size < 0 and len(self._pipes) > 1:
+            raise ArgumentError("DALIGenericIterator: a negative size (endless iteration) works "
+                                "only with one pipeline; give reader_name or size")
+        return SizeBook(size, len(self._pipes), self.batch_size, self.last_batch_policy
+                        if size > 0 else LastBatchPolicy.FILL, last_batch_padded)
+
+    def _align_readers(self, reader_name: str, shards: Shards) -> None:
+        """PARTIAL without padding: the reader reads in step with the iterator's epochs.
+
+        DALI's reader stream then overlaps ranks once shards differ in size (a sample twice,
+        another lost, from the second epoch on). DROP needs nothing: each rank returns
+        fewer samples than lie between two shard starts, so DALI's stream never overlaps.
+        """
+        if shards.pad_last_batch or self.last_batch_policy is not LastBatchPolicy.PARTIAL:
+            return
+        n, s, bs = shards.size, shards.num_shards, self.batch_size
+        window = math.ceil(math.ceil(n / s) / bs) * bs
+        for pipe in self._pipes:
+            reader = pipe._readers().get(reader_name)
+            if reader is not None and hasattr(reader, "align_epochs"):
+                reader.align_epochs(window)
+
+    # -- iteration -------------------------------------------------------------------------
+    def _pull(self) -> list[tuple]:
+        return [pipe.run() for pipe in self._pipes]
+
+    def _convert(self, outputs: tuple, keep: int) -> dict[str, Any]:
+        if len(outputs) != len(self.output_map):
+            raise ArgumentError(f"{type(self).__name__}: the pipeline has {len(outputs)} "
+                                f"outputs but output_map names {len(self.output_map)}")
+        return {name: self._output(name, tl, keep)
+                for name, tl in zip(self.output_map, outputs, strict=True)}
+
+    def _output(self, name: str, tl: TensorList, keep: int) -> Any:
+        tensor = to_torch(tl)
+        return tensor if keep == len(tl) else tensor[:keep]
+
+    def __next__(self) -> list[dict[str, Any]]:
+        book = self._book
+        if book.exhausted:
+            self._stop()
+        outputs = self._pending if self._pending is not None else self._pull()
+        self._pending = None
+        keep = book.take()
+        if keep is None:  # DROP: the incomplete batch is thrown away
+            self._stop()
+        return [self._convert(out, k) for out, k in zip(outputs, keep, strict=False)]
+
+    def _stop(self) -> None:
+        if self._auto_reset:
+            self.reset()
+        raise StopIteration
+
+    def __iter__(self) -> DALIGenericIterator:
+        # A new `for` loop after a finished epoch starts the next one (as DALI does).
+        if self._book.exhausted and self._book.counter > 0:
+            self.reset()
+        return self
+
+    def __len__(self) -> int:
+        return len(self._book)
+
+    def next(self) -> list[dict[str, Any]]:
+        return self.__next__()
+
+    def reset(self) -> None:
+        """Starts the next epoch; ignored (with a warning) in the middle of one."""
+        book = self._book
+        if book.tail_to_discard():  # DROP stopped after len() batches: pull the tail
+            if self._pending is None:
+                self._pull()
+            self._pending = None
+            book.take()
+        if book.next_epoch():
+            for pipe in self._pipes:
+                pipe.reset()
+
+    @property
+    def size(self) -> int:
+        return self._book.size
+
+
+class DALIClassificationIterator(DALIGenericIterator):
+    """DALIGenericIterator with ``output_map=["data", "label"]``."""
+
+    def __init__(self, pipelines: Any, size: int = -1, reader_name: str | None = None,
+                 auto_reset: bool | str = False, fill_last_batch: bool | None = None,
+                 dynamic_shape: bool = False, last_batch_padded: bool = False,
+                 last_batch_policy: LastBatchPolicy = LastBatchPolicy.FILL,
+                 prepare_first_batch: bool = True):
+        super().__init__(pipelines, ["data", "label"], size=size, reader_name=reader_name,
+                         auto_reset=auto_reset, fill_last_batch=fill_last_batch,
+                         dynamic_shape=dynamic_shape, last_batch_padded=last_batch_padded,
+                         last_batch_policy=last_batch_policy,
+                         prepare_first_batch=prepare_first_batch)
+
+
+class DALIRaggedIterator(DALIGenericIterator):
+    """Like DALIGenericIterator, but outputs may stay ragged: per output, ``output_types``
+    picks a dense tensor, a list of per-sample tensors, or a sparse COO tensor."""
+
+    DENSE_TAG = "dense"
+    SPARSE_LIST_TAG = "sparse_list"
+    SPARSE_COO_TAG = "sparse_coo"
+
+    def __init__(self, pipelines: Any, output_map: Sequence[str], size: int = -1,
+                 reader_name: str | None = None, output_types: Sequence[str] | None = None,
+                 auto_reset: bool | str = False, fill_last_batch: bool | None = None,
+                 dynamic_shape: bool = False, last_batch_padded: bool = False,
+                 last_batch_policy: LastBatchPolicy = LastBatchPolicy.FILL,
+                 prepare_first_batch: bool = True):
+        tags = list(output_types) if output_types is not None else \
+            [self.DENSE_TAG] * len(output_map)
+        allowed = (self.DENSE_TAG, self.SPARSE_LIST_TAG, self.SPARSE_COO_TAG)
+        if len(tags) != len(output_map) or any(t not in allowed for t in tags):
+            raise ArgumentError(f"DALIRaggedIterator: output_types must give one of {allowed} "
+                                f"for each of the {len(output_map)} outputs, got {tags}")
+        self._tags = dict(zip(output_map, tags, strict=True))
+        super().__init__(pipelines, output_map, size=size, reader_name=reader_name,
+                         auto_reset=auto_reset, fill_last_batch=fill_last_batch,
+                         dynamic_shape=dynamic_shape, last_batch_padded=last_batch_padded,
+                         last_batch_policy=last_batch_policy,
+                         prepare_first_batch=prepare_first_batch)
+
+    def _output(self, name: str, tl: TensorList, keep: int) -> Any:
+        tag = self._tags[name]
+        if tag == self.DENSE_TAG:
+            return super()._output(name, tl, keep)
+        # Trimmed before building: torch cannot slice a sparse tensor (DALI 2.4 fails on a
+        # PARTIAL last batch with SPARSE_COO for that reason).
+        samples = [torch.from_numpy(np.ascontiguousarray(tl.at(i))) for i in range(keep)]
+        if tag == self.SPARSE_LIST_TAG:
+            return samples
+        return _sparse_coo(samples)
+
+
+def _sparse_coo(samples: list[torch.Tensor]) -> torch.Tensor:
+    """Samples of different lengths as a [batch, longest] sparse COO tensor."""
+    flat = [s.reshape(-1) for s in samples]
+    longest = max((len(s) for s in flat), default=0)
+    rows = [torch.full((len(s),), i, dtype=torch.int64) for i, s in enumerate(flat)]
+    cols = [torch.arange(len(s)) for s in flat]
+    indices = torch.stack([torch.cat(rows), torch.cat(cols)]) if flat else \
+        torch.zeros((2, 0), dtype=torch.int64)
+    values = torch.cat(flat) if flat else torch.zeros(0)
+    return torch.sparse_coo_tensor(indices, values, (len(flat), longest))
