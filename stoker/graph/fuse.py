@@ -6,6 +6,9 @@ only when the intermediate value has no other use. Rules rewrite the traced grap
 - ``crop -> crop_mirror_normalize``: the idiomatic "pad, then random crop" (e.g. CIFAR's
   pad 4 + crop 32) reads the final window straight from the original image; the padded
   intermediate is never made.
+- ``decoders.image -> crop`` / ``-> slice`` / ``-> crop_mirror_normalize(crop=...)``: the
+  decoder decodes only the window (region-of-interest JPEG decoding: rows above skipped,
+  rows below never read, columns beside not transformed). Exact.
 """
 
 from __future__ import annotations
@@ -45,7 +48,102 @@ def _fold_crop_into_cmn(op: OpNode, uses: Counter) -> bool:
     return True
 
 
-RULES = (_fold_crop_into_cmn,)
+# -- decoders: decode only the window that a later crop, slice or normalize keeps -------------
+# The window decoders (decoders.image_crop / image_slice) resolve the window exactly as
+# fn.crop / fn.slice do, against the image's size read from its header, and libjpeg-turbo's
+# region decode equals the same window of a full decode; so these rules change no pixel.
+
+_CROP_WINDOW = ("crop", "crop_h", "crop_w", "crop_pos_x", "crop_pos_y", "rounding")
+_SLICE_WINDOW = ("start", "rel_start", "end", "rel_end", "shape", "rel_shape", "axes",
+                 "axis_names", "normalized_anchor", "normalized_shape")
+
+
+def _lone_decoder(src: DataNode, uses: Counter) -> OpNode | None:
+    """The CPU decoders.image that made ``src``, if nothing else reads its output."""
+    dec = src.op
+    if dec.schema.name != "decoders.image" or dec.device != "cpu" or uses[id(src)] != 1 \
+            or dec.args.get("preserve") or dec.arg_nodes:
+        return None
+    return dec
+
+
+def _window_decoder_args(dec: OpNode, target: str, window: dict) -> tuple:
+    """The schema of ``target`` and the decoder's arguments that it takes, plus the window."""
+    from stoker.ops.registry import REGISTRY, all_args
+
+    schema = REGISTRY[target]
+    known = all_args(schema)
+    args = {k: v for k, v in dec.args.items() if k in known}
+    given = set(dec.args.get("_given", ())) | set(window.pop("_given", ()))
+    return schema, {**args, **window, "_given": frozenset(given)}
+
+
+def _fold_crop_into_decoder(op: OpNode, uses: Counter) -> bool:
+    """decoders.image -> crop becomes decoders.image_crop (the crop op turns into it)."""
+    if op.schema.name != "crop" or op.device != "cpu" or \
+            op.args.get("out_of_bounds_policy") != "error":
+        return False
+    dec = _lone_decoder(op.inputs[0], uses)
+    if dec is None:
+        return False
+    window = {k: op.args[k] for k in _CROP_WINDOW if k in op.args}
+    window["_given"] = {k for k in op.args.get("_given", ()) if k in _CROP_WINDOW}
+    op.schema, op.args = _window_decoder_args(dec, "decoders.image_crop", window)
+    op.inputs = [dec.inputs[0]]
+    op.where = dec.where  # decode errors point at the user's decoder line
+    return True
+
+
+def _fold_slice_into_decoder(op: OpNode, uses: Counter) -> bool:
+    """decoders.image -> slice (of H and W) becomes decoders.image_slice."""
+    if op.schema.name != "slice" or op.device != "cpu" or \
+            op.args.get("out_of_bounds_policy") != "error" or op.args.get("dtype") is not None \
+            or "axes" in op.arg_nodes:
+        return False
+    given = set(op.args.get("_given", ()))
+    if "axes" in given and "axis_names" not in given:
+        if any(int(a) in (2, -1) for a in op.args["axes"]):
+            return False  # slices channels: not a window of the image
+    elif any(c not in "HW" for c in op.args.get("axis_names", "WH")):
+        return False
+    dec = _lone_decoder(op.inputs[0], uses)
+    if dec is None:
+        return False
+    window = {k: op.args[k] for k in _SLICE_WINDOW if k in op.args}
+    window["_given"] = {k for k in given if k in _SLICE_WINDOW}
+    op.schema, op.args = _window_decoder_args(dec, "decoders.image_slice", window)
+    op.inputs = [dec.inputs[0], *op.inputs[1:]]
+    op.where = dec.where
+    return True
+
+
+def _fold_cmn_window_into_decoder(op: OpNode, uses: Counter) -> bool:
+    """decoders.image -> crop_mirror_normalize(crop=...): the decoder becomes
+    decoders.image_crop with the window, and crop_mirror_normalize keeps only mirror,
+    normalize and layout (it receives exactly the window it would have cut)."""
+    if op.schema.name != "crop_mirror_normalize" or op.device != "cpu" or \
+            "_pre_crop" in op.args or op.args.get("out_of_bounds_policy") != "error":
+        return False
+    crops = op.args.get("crop") is not None or op.args.get("crop_h") or \
+        op.args.get("crop_w") or any(k in op.arg_nodes for k in ("crop", "crop_h", "crop_w"))
+    dec = _lone_decoder(op.inputs[0], uses) if crops else None
+    if dec is None:
+        return False
+    window = {k: op.args[k] for k in _CROP_WINDOW if k in op.args}
+    window["_given"] = {k for k in op.args.get("_given", ()) if k in _CROP_WINDOW}
+    dec.schema, dec.args = _window_decoder_args(dec, "decoders.image_crop", window)
+    dec.arg_nodes = {k: op.arg_nodes.pop(k) for k in _CROP_WINDOW if k in op.arg_nodes}
+    # The decoder now reads the window's per-sample arguments, which may have been made
+    # after it: it runs just before crop_mirror_normalize instead.
+    dec.order = op.order - 0.5
+    rest = {k: v for k, v in op.args.items() if k not in _CROP_WINDOW}
+    op.args = {**rest, "crop_h": 0.0, "crop_w": 0.0, "crop_pos_x": 0.5, "crop_pos_y": 0.5,
+               "rounding": op.args.get("rounding", "round")}
+    return True
+
+
+RULES = (_fold_crop_into_cmn, _fold_crop_into_decoder, _fold_slice_into_decoder,
+         _fold_cmn_window_into_decoder)
 
 
 def fuse(ops: list[OpNode], outputs: list[DataNode]) -> bool:

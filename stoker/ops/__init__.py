@@ -6,7 +6,7 @@ import importlib
 
 # Family modules; each registers its schemas on import.
 FAMILIES = ("external_source", "random", "arithmetic", "tensor", "tensor_shape", "tensor_join",
-            "tensor_slice", "subscript", "geometry", "normalize", "readers")
+            "tensor_slice", "subscript", "geometry", "normalize", "readers", "decoders")
 
 
 def load_all() -> None:

@@ -92,8 +92,9 @@ def window_size(args: dict, n: int, h: int, w: int) -> tuple[int, int]:
     else:
         ch, cw = _common(args.get("crop_h", 0.0), "crop_h"), _common(args.get("crop_w", 0.0),
                                                                       "crop_w")
-    ch_i = h if ch <= 0 else int(round(ch))
-    cw_i = w if cw <= 0 else int(round(cw))
+    # DALI truncates a fractional window size (crop=20.9 gives 20 rows; measured 2.4).
+    ch_i = h if ch <= 0 else int(ch)
+    cw_i = w if cw <= 0 else int(cw)
     return ch_i, cw_i
 
 

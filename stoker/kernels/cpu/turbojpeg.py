@@ -1,0 +1,265 @@
+"""libjpeg-turbo's TurboJPEG 3 API through ctypes: full, DCT-scaled and cropped JPEG decodes.
+
+Why ctypes on a bundled library rather than a wrapper's own Python API: no pip wrapper
+offers both scaled and region-of-interest decoding (benchmarks/jpeg_decoders.py), and a
+ctypes call releases the GIL, so the executor's threads decode in parallel. The library is
+the ``libturbojpeg`` that a pip wheel carries (see ``_CANDIDATES``); no system package.
+
+Region decoding: libjpeg-turbo skips the entropy-decoded rows above the window without
+IDCT or colour conversion, stops after the window, and decodes only the iMCU columns that
+cover it. Its smooth chroma upsampling treats the cropped columns' edges as image edges,
+so the decoded window is widened by one iMCU on each side and then trimmed: the result
+equals the same window of a full decode exactly.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import glob
+import importlib.util
+import os
+import threading
+
+import numpy as np
+
+# TurboJPEG 3 constants (turbojpeg.h).
+_INIT_DECOMPRESS = 1
+_P_STOPONWARNING, _P_SUBSAMP, _P_WIDTH, _P_HEIGHT, _P_PRECISION, _P_COLORSPACE = 0, 4, 5, 6, 7, 8
+_P_FASTUPSAMPLE, _P_FASTDCT, _P_PROGRESSIVE, _P_SCANLIMIT, _P_LOSSLESS = 9, 10, 12, 13, 15
+_ERR_WARNING = 0
+PIXEL_FORMATS = {"RGB": (0, 3), "BGR": (1, 3), "GRAY": (6, 1), "CMYK": (11, 4)}
+COLORSPACES = ("RGB", "YCbCr", "GRAY", "CMYK", "YCCK")
+SUBSAMPLINGS = ("444", "422", "420", "GRAY", "440", "411", "441")
+_MCU = {0: (8, 8), 1: (16, 8), 2: (16, 16), 3: (8, 8), 4: (8, 16), 5: (32, 8), 6: (8, 32)}
+# A progressive JPEG with thousands of scans decodes for minutes (a known denial of
+# service); real encoders write at most a few dozen.
+SCAN_LIMIT = 500
+
+
+class _Region(ctypes.Structure):
+    _fields_ = [("x", ctypes.c_int), ("y", ctypes.c_int), ("w", ctypes.c_int),
+                ("h", ctypes.c_int)]
+
+
+class _Scale(ctypes.Structure):
+    _fields_ = [("num", ctypes.c_int), ("denom", ctypes.c_int)]
+
+
+class JpegError(ValueError):
+    """libjpeg-turbo refused the data (corrupt, truncated, unsupported)."""
+
+
+def _site_files(package: str, pattern: str) -> list[str]:
+    """Files matching ``pattern`` inside an installed package, without importing it."""
+    try:
+        spec = importlib.util.find_spec(package)
+    except (ImportError, ValueError):
+        return []
+    if spec is None:
+        return []
+    roots = list(spec.submodule_search_locations or [])
+    if spec.origin and not roots:
+        roots = [os.path.dirname(spec.origin)]
+    return sorted(f for r in roots for f in glob.glob(os.path.join(r, pattern)))
+
+
+# Where a libturbojpeg with the TurboJPEG 3 API can come from, in order of preference.
+# STOKER_LIBTURBOJPEG names a library file explicitly.
+_CANDIDATES = (
+    ("pylibjxl wheel", lambda: _site_files("pylibjxl", "_pylibjxl*.so")),
+    ("system libturbojpeg", lambda: [p] if (p := ctypes.util.find_library("turbojpeg")) else []),
+)
+
+_lib: ctypes.CDLL | None = None
+_origin = ""
+_lock = threading.Lock()
+
+
+def _bind(lib: ctypes.CDLL) -> None:
+    vp, cp, sz, i = ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_int
+    sigs = {
+        "tj3Init": ([i], vp), "tj3Destroy": ([vp], None), "tj3GetErrorStr": ([vp], cp),
+        "tj3GetErrorCode": ([vp], i), "tj3Set": ([vp, i, i], i), "tj3Get": ([vp, i], i),
+        "tj3DecompressHeader": ([vp, vp, sz], i),
+        "tj3SetScalingFactor": ([vp, _Scale], i), "tj3SetCroppingRegion": ([vp, _Region], i),
+        "tj3Decompress8": ([vp, vp, sz, vp, i, i], i),
+    }
+    for name, (args, res) in sigs.items():
+        f = getattr(lib, name)
+        f.argtypes, f.restype = args, res
+
+
+def library() -> ctypes.CDLL:
+    """The loaded libturbojpeg; raises ImportError saying what to install when there is none."""
+    global _lib, _origin
+    if _lib is not None:
+        return _lib
+    with _lock:
+        if _lib is not None:
+            return _lib
+        tried = []
+        explicit = os.environ.get("STOKER_LIBTURBOJPEG")
+        found = [("STOKER_LIBTURBOJPEG", [explicit])] if explicit else []
+        found += [(name, find()) for name, find in _CANDIDATES]
+        for origin, paths in found:
+            for path in paths:
+                try:
+                    lib = ctypes.CDLL(path)
+                    _bind(lib)
+                except (OSError, AttributeError) as e:
+                    tried.append(f"{path}: {e}")
+                    continue
+                _lib, _origin = lib, f"{origin} ({os.path.basename(path)})"
+                return lib
+        raise ImportError(
+            "no libturbojpeg with the TurboJPEG 3 API was found; `pip install pylibjxl` "
+            "provides one (or set STOKER_LIBTURBOJPEG to a libturbojpeg.so path)"
+            + ("; tried: " + "; ".join(tried) if tried else ""))
+
+
+def library_origin() -> str:
+    library()
+    return _origin
+
+
+class _Handle:
+    """One decompressor per thread: TurboJPEG handles are not thread-safe."""
+
+    def __init__(self, lib: ctypes.CDLL):
+        self.lib = lib
+        self.ptr = lib.tj3Init(_INIT_DECOMPRESS)
+        if not self.ptr:
+            raise MemoryError("tj3Init failed")
+        lib.tj3Set(self.ptr, _P_SCANLIMIT, SCAN_LIMIT)
+
+    def __del__(self) -> None:
+        if getattr(self, "ptr", None):
+            self.lib.tj3Destroy(self.ptr)
+            self.ptr = None
+
+    def error(self) -> tuple[str, bool]:
+        msg = self.lib.tj3GetErrorStr(self.ptr).decode("utf-8", "replace")
+        return msg, self.lib.tj3GetErrorCode(self.ptr) == _ERR_WARNING
+
+
+_local = threading.local()
+
+
+def _handle() -> _Handle:
+    h = getattr(_local, "handle", None)
+    if h is None:
+        h = _local.handle = _Handle(library())
+    return h
+
+
+class Header:
+    __slots__ = ("height", "width", "subsampling", "colorspace", "precision", "progressive",
+                 "lossless")
+
+    def __init__(self, h: _Handle):
+        get = h.lib.tj3Get
+        self.height = get(h.ptr, _P_HEIGHT)
+        self.width = get(h.ptr, _P_WIDTH)
+        self.subsampling = get(h.ptr, _P_SUBSAMP)  # -1: unusual; no cropped decode then
+        self.colorspace = COLORSPACES[get(h.ptr, _P_COLORSPACE)]
+        self.precision = get(h.ptr, _P_PRECISION)
+        self.progressive = bool(get(h.ptr, _P_PROGRESSIVE))
+        self.lossless = bool(get(h.ptr, _P_LOSSLESS))
+
+    @property
+    def mcu(self) -> tuple[int, int]:
+        """(width, height) of an iMCU in pixels; (0, 0) when the sampling is unusual."""
+        return _MCU.get(self.subsampling, (0, 0))
+
+
+def _buffer(data: np.ndarray | bytes) -> tuple[int, int, np.ndarray]:
+    """(address, size, owner) of encoded bytes; the owner must outlive the call."""
+    arr = data if isinstance(data, np.ndarray) else np.frombuffer(data, np.uint8)
+    if not arr.flags.c_contiguous:
+        arr = np.ascontiguousarray(arr)
+    return arr.ctypes.data, arr.nbytes, arr
+
+
+def _read_header(h: _Handle, ptr: int, size: int) -> Header:
+    if h.lib.tj3DecompressHeader(h.ptr, ptr, size) != 0:
+        msg, _ = h.error()
+        raise JpegError(f"not a decodable JPEG ({msg})")
+    return Header(h)
+
+
+def header(data: np.ndarray | bytes) -> Header:
+    """Size and coding of a JPEG, read from its markers (no pixel is decoded)."""
+    ptr, size, _owner = _buffer(data)
+    return _read_header(_handle(), ptr, size)
+
+
+def scaled(size: int, scale: tuple[int, int]) -> int:
+    """A dimension after DCT scaling: ceil(size * num / denom), as libjpeg-turbo computes it."""
+    return (size * scale[0] + scale[1] - 1) // scale[1]
+
+
+def decode(data: np.ndarray | bytes, *, pixel_format: str = "RGB", scale: tuple[int, int] = (1, 1),
+           roi: tuple[int, int, int, int] | None = None, fast_idct: bool = False,
+           fast_upsample: bool = False, max_pixels: int = 0) -> np.ndarray:
+    """Decodes a JPEG to an (H, W, C) uint8 array.
+
+    ``scale`` (num, denom) is a DCT-domain scaling factor (1/8 steps from 1/8 to 2); ``roi``
+    (y, x, h, w) is a window in the *scaled* image: only it is decoded. ``fast_idct`` and
+    ``fast_upsample`` trade libjpeg-turbo's accurate defaults for speed. ``max_pixels`` > 0
+    refuses images whose full (unscaled) size exceeds it, before any pixel is decoded.
+    CMYK/YCCK JPEGs decode only to ``pixel_format="CMYK"``.
+    """
+    h = _handle()
+    lib, ptr = h.lib, h.ptr
+    src, size, _owner = _buffer(data)
+    hdr = _read_header(h, src, size)
+    if max_pixels and hdr.height * hdr.width > max_pixels:
+        raise JpegError(f"image of {hdr.height}x{hdr.width} pixels exceeds the limit of "
+                        f"{max_pixels} pixels")
+    fmt, channels = PIXEL_FORMATS[pixel_format]
+    lib.tj3Set(ptr, _P_FASTDCT, int(fast_idct))
+    lib.tj3Set(ptr, _P_FASTUPSAMPLE, int(fast_upsample))
+    if lib.tj3SetScalingFactor(ptr, _Scale(*scale)) != 0:
+        raise JpegError(f"scaling factor {scale[0]}/{scale[1]} is not supported: "
+                        f"{h.error()[0]}")
+    full_h, full_w = scaled(hdr.height, scale), scaled(hdr.width, scale)
+    trim = None
+    if roi is None or (roi[2] >= full_h and roi[3] >= full_w) or hdr.mcu[0] == 0 or \
+            hdr.lossless:
+        region = _Region(0, 0, 0, 0)
+        out_h, out_w = full_h, full_w
+        if roi is not None:
+            trim = roi
+    else:
+        y, x, wh, ww = roi
+        if y < 0 or x < 0 or wh <= 0 or ww <= 0 or y + wh > full_h or x + ww > full_w:
+            raise ValueError(f"window {roi} does not fit in the {full_h}x{full_w} image")
+        mcu_w = max(1, hdr.mcu[0] * scale[0] // scale[1])
+        # One iMCU of margin each side keeps the upsampling of the window's edge columns
+        # identical to a full decode's.
+        x0 = max(0, (x - 1) // mcu_w * mcu_w) if x > 0 else 0
+        x1 = min(full_w, x + ww + mcu_w)
+        region = _Region(x0, y, x1 - x0, wh)
+        out_h, out_w = wh, x1 - x0
+        trim = (0, x - x0, wh, ww) if (x0, out_w) != (x, ww) else None
+    if lib.tj3SetCroppingRegion(ptr, region) != 0:
+        raise JpegError(f"cannot decode the window {roi}: {h.error()[0]}")
+    out = np.empty((out_h, out_w, channels), np.uint8)
+    rc = lib.tj3Decompress8(ptr, src, size, out.ctypes.data, 0, fmt)
+    if region.w:
+        lib.tj3SetCroppingRegion(ptr, _Region(0, 0, 0, 0))
+    if rc != 0:
+        msg, warning = h.error()
+        # A warning means libjpeg-turbo finished the image anyway. Missing data (filled
+        # with gray) and undecodable entropy data (garbage blocks) stay errors; benign
+        # warnings such as extraneous bytes before a marker do not.
+        lowered = msg.lower()
+        if "premature end of jpeg file" in lowered:
+            raise JpegError(f"truncated JPEG data (libjpeg-turbo: {msg})")
+        if not warning or "huffman" in lowered:
+            raise JpegError(f"corrupt JPEG data (libjpeg-turbo: {msg})")
+    if trim is not None:
+        ty, tx, th, tw = trim
+        out = out[ty:ty + th, tx:tx + tw]
+    return out
