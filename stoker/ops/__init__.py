@@ -6,7 +6,8 @@ import importlib
 
 # Family modules; each registers its schemas on import.
 FAMILIES = ("external_source", "random", "arithmetic", "tensor", "tensor_shape", "tensor_join",
-            "tensor_slice", "subscript", "geometry", "normalize", "readers", "decoders")
+            "tensor_slice", "subscript", "geometry", "normalize", "readers", "decoders",
+            "resize", "transforms", "warp", "paste")
 
 
 def load_all() -> None:

@@ -34,8 +34,9 @@ def _run(tmp_path, n, policy, shuffle, pad=False):
         (data / f"{i:03d}.bin").write_bytes(bytes([i]))
     out = tmp_path / "out.json"
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    port = _free_port()
     subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2",
-                    f"--master_port={_free_port()}", str(WORKER), str(data.parent), str(out), policy,
+                    f"--master_port={port}", str(WORKER), str(data.parent), str(out), policy,
                     "1" if shuffle else "0", "1" if pad else "0"],
                    check=True, timeout=180, env=env, capture_output=True)
     return json.loads(out.read_text())

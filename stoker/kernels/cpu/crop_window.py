@@ -1,4 +1,10 @@
-"""Inception-style random crop windows (area fraction and aspect ratio drawn from ranges)."""
+"""Inception-style random crop windows (area fraction and aspect ratio drawn from ranges).
+
+The rules follow DALI 2.4's random crop generator (used by random_resized_crop, the
+decoders' random crop and random_crop_generator): which windows are accepted, the
+fallback after ``attempts`` failures and the rounding. The random numbers themselves come
+from stoker's per-sample generator, so windows match DALI's in distribution, not value.
+"""
 
 from __future__ import annotations
 
@@ -11,28 +17,47 @@ def random_crop_window(gen: np.random.Generator, h: int, w: int, area: list[floa
                        ratio: list[float], attempts: int) -> tuple[int, int, int, int]:
     """(y, x, height, width) of a window inside an h x w image.
 
-    Tries ``attempts`` draws of (area fraction, log-uniform aspect ratio); when none fits,
-    falls back to the largest centered window whose aspect ratio is clamped to the range.
+    Each attempt draws an area fraction uniformly from ``area`` and a width/height ratio
+    log-uniformly from ``ratio``; sides are rounded, and the window is accepted when it
+    fits and its rounded ratio is still in range. An image too wide (or too tall) for any
+    window of the minimum area in range gets the full-height (full-width) window of the
+    extreme ratio at once. After ``attempts`` failures the window is the whole image, its
+    ratio clamped to the range and its area capped at ``area[1]``. The position is uniform
+    over all positions where the window fits (in every case, as in DALI).
     """
     if h <= 0 or w <= 0:
-        return 0, 0, max(h, 0), max(w, 0)
-    total = h * w
-    log_lo, log_hi = math.log(ratio[0]), math.log(ratio[1])
-    for _ in range(attempts):
-        target = total * gen.uniform(area[0], area[1])
-        aspect = math.exp(gen.uniform(log_lo, log_hi))
-        cw = int(round(math.sqrt(target * aspect)))
-        ch = int(round(math.sqrt(target / aspect)))
-        if 0 < cw <= w and 0 < ch <= h:
-            y = int(gen.integers(0, h - ch + 1))
-            x = int(gen.integers(0, w - cw + 1))
-            return y, x, ch, cw
-    in_ratio = w / h
-    if in_ratio < ratio[0]:
-        cw, ch = w, int(round(w / ratio[0]))
-    elif in_ratio > ratio[1]:
-        ch, cw = h, int(round(h * ratio[1]))
+        return 0, 0, 0, 0
+    min_ratio, max_ratio = float(ratio[0]), float(ratio[1])
+    min_area = w * h * float(area[0])
+    max_w = max(1, int(h * max_ratio))  # widest window of a permitted ratio
+    max_h = max(1, int(w / min_ratio))  # tallest one
+    if h * max_w < min_area:  # too wide: no window of the minimum area has a valid ratio
+        ch, cw = h, max_w
+    elif w * max_h < min_area:  # too tall
+        ch, cw = max_h, w
     else:
-        cw, ch = w, h
-    ch, cw = max(1, min(ch, h)), max(1, min(cw, w))
-    return (h - ch) // 2, (w - cw) // 2, ch, cw
+        log_lo, log_hi = math.log(min_ratio), math.log(max_ratio)
+        for _ in range(attempts):
+            target = h * w * gen.uniform(area[0], area[1])
+            aspect = math.exp(gen.uniform(log_lo, log_hi))
+            cw = max(1, _round_half_away(math.sqrt(target * aspect)))
+            ch = max(1, _round_half_away(math.sqrt(target / aspect)))
+            if cw <= w and ch <= h and min_ratio <= cw / ch <= max_ratio:
+                break
+        else:
+            in_ratio = w / h
+            if in_ratio > max_ratio:
+                ch, cw = h, max_w
+            elif in_ratio < min_ratio:
+                ch, cw = max_h, w
+            else:
+                ch, cw = h, w
+            shrink = math.sqrt(min(1.0, float(area[1]) * w * h / (ch * cw)))
+            ch, cw = max(1, int(ch * shrink)), max(1, int(cw * shrink))
+    y = int(gen.integers(0, h - ch + 1))
+    x = int(gen.integers(0, w - cw + 1))
+    return y, x, ch, cw
+
+
+def _round_half_away(v: float) -> int:
+    return int(math.floor(v + 0.5)) if v >= 0 else -int(math.floor(-v + 0.5))

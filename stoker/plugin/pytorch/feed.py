@@ -48,9 +48,9 @@ class DeviceFeeder:
         self.keys = set(keys)
         self.dtype = dtype
         self.layout = layout
-        as_tensor = (lambda v: None if v is None else
-                     torch.tensor(v, dtype=dtype, device=self.device))
-        self.mean, self.std = as_tensor(mean), as_tensor(std)
+        self.mean, self.std = (None if v is None else
+                               torch.tensor(v, dtype=dtype, device=self.device)
+                               for v in (mean, std))
         self.cuda = self.device.type == "cuda"
         self.stream = torch.cuda.Stream(self.device) if self.cuda else None
         self._staging: dict[tuple, list[list]] = {}  # pinned [buffer, event] slots, reused
