@@ -72,6 +72,7 @@ _CANDIDATES = (
 )
 
 _lib: ctypes.CDLL | None = None
+_missing: str | None = None  # why no library was found, once the search has failed
 _origin = ""
 _lock = threading.Lock()
 
@@ -92,9 +93,11 @@ def _bind(lib: ctypes.CDLL) -> None:
 
 def library() -> ctypes.CDLL:
     """The loaded libturbojpeg; raises ImportError saying what to install when there is none."""
-    global _lib, _origin
+    global _lib, _origin, _missing
     if _lib is not None:
         return _lib
+    if _missing is not None:  # searched once already: find_library runs subprocesses
+        raise ImportError(_missing)
     with _lock:
         if _lib is not None:
             return _lib
@@ -112,10 +115,10 @@ def library() -> ctypes.CDLL:
                     continue
                 _lib, _origin = lib, f"{origin} ({os.path.basename(path)})"
                 return lib
-        raise ImportError(
-            "no libturbojpeg with the TurboJPEG 3 API was found; `pip install pylibjxl` "
-            "provides one (or set STOKER_LIBTURBOJPEG to a libturbojpeg.so path)"
-            + ("; tried: " + "; ".join(tried) if tried else ""))
+        _missing = ("no libturbojpeg with the TurboJPEG 3 API was found; `pip install "
+                    "pylibjxl` provides one (or set STOKER_LIBTURBOJPEG to a libturbojpeg.so "
+                    "path)" + ("; tried: " + "; ".join(tried) if tried else ""))
+        raise ImportError(_missing)
 
 
 def library_origin() -> str:
