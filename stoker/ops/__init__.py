@@ -6,8 +6,17 @@ import importlib
 
 # Family modules; each registers its schemas on import.
 FAMILIES = ("external_source", "random", "arithmetic", "tensor", "tensor_shape", "tensor_join",
-            "tensor_slice", "subscript", "geometry", "normalize", "readers", "decoders",
-            "resize", "transforms", "warp", "paste")
+            "tensor_slice", "subscript", "geometry", "normalize", "readers")
+
+# Color and pixel families: color, blur/JPEG filters, noise, erase/grid_mask, lookups,
+# and normalize (mean/stddev statistics).
+FAMILIES += ("color", "filters", "noise", "erase", "lut", "normalize_stats")
+
+# Geometric families: resampling, warps, affine transforms and coordinates, paste.
+FAMILIES += ("resize", "transforms", "warp", "paste")
+
+# Image decoders (JPEG through libjpeg-turbo, other formats through OpenCV).
+FAMILIES += ("decoders",)
 
 
 def load_all() -> None:
