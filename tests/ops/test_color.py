@@ -12,8 +12,9 @@ from __future__ import annotations
 import cv2
 import numpy as np
 import pytest
+from helpers import run_pipeline
 
-from stoker import fn, pipeline_def, types
+from stoker import fn, types
 from stoker.errors import ArgumentError, SampleError
 
 RNG = np.random.default_rng(0)
@@ -21,16 +22,8 @@ YIQ = np.array([[0.299, 0.587, 0.114], [0.596, -0.274, -0.321], [0.211, -0.523, 
 
 
 def _run(build, batch_size, threads=2):
-    @pipeline_def(batch_size=batch_size, num_threads=threads, device_id=None, seed=3,
-                  exec_pipelined=False)
-    def pipe():
-        return build()
-
-    p = pipe()
-    try:
-        return [[np.array(s) for s in tl] for tl in p.run()]
-    finally:
-        p.close()
+    outs = run_pipeline(build, batch_size=batch_size, threads=threads)
+    return [[np.array(s) for s in tl] for tl in outs]
 
 
 def _apply(op, images, layout="HWC", **kwargs):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import run_pipeline
 
 from stoker import fn, pipeline_def, types
 from stoker.errors import ArgumentError, SampleError
@@ -16,16 +17,7 @@ RNG = np.random.default_rng(0)
 
 
 def _run(build, batch_size, threads=2):
-    @pipeline_def(batch_size=batch_size, num_threads=threads, device_id=None, seed=3,
-                  exec_pipelined=False)
-    def pipe():
-        return build()
-
-    p = pipe()
-    try:
-        return p.run()
-    finally:
-        p.close()
+    return run_pipeline(build, batch_size=batch_size, threads=threads)
 
 
 def _images(shapes, dtype=np.uint8):

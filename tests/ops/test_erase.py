@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import run_pipeline
 
-from stoker import fn, pipeline_def
+from stoker import fn
 from stoker.errors import ArgumentError, SampleError
 
 RNG = np.random.default_rng(2)
@@ -19,16 +20,8 @@ IMG = np.full((8, 10, 3), 7, np.uint8)
 
 
 def _run(build, batch_size, threads=2):
-    @pipeline_def(batch_size=batch_size, num_threads=threads, device_id=None, seed=3,
-                  exec_pipelined=False)
-    def pipe():
-        return build()
-
-    p = pipe()
-    try:
-        return [[np.array(s) for s in tl] for tl in p.run()]
-    finally:
-        p.close()
+    outs = run_pipeline(build, batch_size=batch_size, threads=threads)
+    return [[np.array(s) for s in tl] for tl in outs]
 
 
 def _apply(op, images, layout="HWC", **kwargs):

@@ -12,22 +12,15 @@ import math
 
 import numpy as np
 import pytest
+from helpers import run_pipeline
 
-from stoker import fn, pipeline_def
+from stoker import fn
 from stoker.errors import ArgumentError, SampleError
 
 
 def _run(build, batch_size, seed=3, threads=2):
-    @pipeline_def(batch_size=batch_size, num_threads=threads, device_id=None, seed=seed,
-                  exec_pipelined=False)
-    def pipe():
-        return build()
-
-    p = pipe()
-    try:
-        return [[np.array(s) for s in tl] for tl in p.run()]
-    finally:
-        p.close()
+    outs = run_pipeline(build, batch_size=batch_size, threads=threads, seed=seed)
+    return [[np.array(s) for s in tl] for tl in outs]
 
 
 def _apply(op, images, layout="HWC", seed=3, **kwargs):

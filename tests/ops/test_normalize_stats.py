@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import run_pipeline
 
-from stoker import fn, pipeline_def, types
+from stoker import fn, types
 from stoker.errors import ArgumentError, SampleError
 
 RNG = np.random.default_rng(6)
@@ -20,16 +21,7 @@ B = RNG.integers(0, 256, (6, 5, 3), dtype=np.uint8)
 
 
 def _run(build, batch_size):
-    @pipeline_def(batch_size=batch_size, num_threads=2, device_id=None, seed=3,
-                  exec_pipelined=False)
-    def pipe():
-        return build()
-
-    p = pipe()
-    try:
-        return [[np.array(s) for s in tl] for tl in p.run()]
-    finally:
-        p.close()
+    return [[np.array(s) for s in tl] for tl in run_pipeline(build, batch_size=batch_size)]
 
 
 def _norm(images, layout="HWC", **kwargs):

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import run_pipeline
 
-from stoker import fn, pipeline_def, types
+from stoker import fn, types
 from stoker.errors import ArgumentTypeError, SampleError
 from stoker.ops.subscript import newaxis
 
@@ -18,25 +19,9 @@ X = [np.arange(24, dtype=np.int32).reshape(2, 3, 4), np.arange(60, dtype=np.int3
 DENSE = [np.arange(24, dtype=np.int32).reshape(2, 3, 4) + 100 * i for i in range(4)]
 
 
-def _source(samples):
-    return lambda: samples
-
 
 def run(build, *inputs, layouts=None):
-    layouts = layouts or [None] * len(inputs)
-
-    @pipeline_def(batch_size=len(inputs[0]), num_threads=2, device_id=None, seed=3,
-                  exec_pipelined=False)
-    def pipe():
-        nodes = [fn.external_source(source=_source(s), layout=lay)
-                 for s, lay in zip(inputs, layouts, strict=True)]
-        return build(*nodes)
-
-    p = pipe()
-    try:
-        out = p.run()
-    finally:
-        p.close()
+    out = run_pipeline(build, *inputs, layouts=layouts)
     return out[0] if len(out) == 1 else out
 
 

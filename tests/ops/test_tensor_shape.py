@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import run_pipeline
 
-from stoker import fn, pipeline_def, types
+from stoker import fn, types
 from stoker.errors import ArgumentError, SampleError
 
 X = [np.arange(24, dtype=np.int32).reshape(2, 3, 4), np.arange(100, 124, dtype=np.int32)
@@ -18,26 +19,9 @@ RAGGED = [np.arange(6, dtype=np.float32).reshape(2, 3), np.arange(12, dtype=np.f
           .reshape(4, 3)]
 
 
-def _source(samples):
-    return lambda: samples
-
 
 def run(build, *inputs, layouts=None):
-    """One batch of ``build(*nodes)`` over per-input sample lists; a TensorList per output."""
-    layouts = layouts or [None] * len(inputs)
-
-    @pipeline_def(batch_size=len(inputs[0]), num_threads=2, device_id=None, seed=3,
-                  exec_pipelined=False)
-    def pipe():
-        nodes = [fn.external_source(source=_source(s), layout=lay)
-                 for s, lay in zip(inputs, layouts, strict=True)]
-        return build(*nodes)
-
-    p = pipe()
-    try:
-        out = p.run()
-    finally:
-        p.close()
+    out = run_pipeline(build, *inputs, layouts=layouts)
     return out[0] if len(out) == 1 else out
 
 

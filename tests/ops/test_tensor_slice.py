@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import run_pipeline
 
-from stoker import fn, pipeline_def, types
+from stoker import fn, types
 from stoker.errors import ArgumentError, SampleError
 
 IMG = [np.arange(48, dtype=np.uint8).reshape(4, 6, 2), np.arange(64, dtype=np.uint8)
@@ -19,25 +20,9 @@ V = [np.arange(10, dtype=np.float32)]
 ROW = [np.arange(5, dtype=np.int32)]
 
 
-def _source(samples):
-    return lambda: samples
-
 
 def run(build, *inputs, layouts=None):
-    layouts = layouts or [None] * len(inputs)
-
-    @pipeline_def(batch_size=len(inputs[0]), num_threads=2, device_id=None, seed=3,
-                  exec_pipelined=False)
-    def pipe():
-        nodes = [fn.external_source(source=_source(s), layout=lay)
-                 for s, lay in zip(inputs, layouts, strict=True)]
-        return build(*nodes)
-
-    p = pipe()
-    try:
-        out = p.run()
-    finally:
-        p.close()
+    out = run_pipeline(build, *inputs, layouts=layouts)
     return out[0] if len(out) == 1 else out
 
 
