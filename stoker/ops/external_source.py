@@ -230,14 +230,18 @@ class ExternalSource:
 
     def reset(self) -> None:
         """A new epoch: counters restart. Only cycle='raise' rewinds an exhausted iterable;
-        with the default cycle it stays exhausted, as in DALI."""
+        otherwise its iterator is asked again, as in DALI: a list's stays exhausted, an
+        object that rewinds itself before raising StopIteration (seed 003's) goes on."""
         self.epoch += 1
         self.iteration = 0
         for future in self._ahead:  # computed for the old epoch's iterations
             future.cancel()
         self._ahead.clear()
-        if self.exhausted and self.cycle == "raise":
-            self._rewind()
+        if self.exhausted:
+            if self.cycle == "raise":
+                self._rewind()
+            else:  # as DALI: ask the same iterator again (a self-rewinding one goes on)
+                self.exhausted = False
 
     def close(self) -> None:
         if self._pool is not None:

@@ -17,7 +17,7 @@ from stoker.plugin.pytorch import DALIGenericIterator, LastBatchPolicy  # noqa: 
 
 
 def _folder(root: pathlib.Path, n: int) -> str:
-    folder = root / f"n{n}" / "c0"
+    folder = root / f"exactly_once_n{n}" / "c0"  # not shared with other tests' folders
     if not folder.exists():
         folder.mkdir(parents=True)
         for i in range(n):

@@ -81,7 +81,7 @@ class DALIGenericIterator:
         self._book = self._make_book(size, reader_name, last_batch_padded)
         self._pending: list | None = None
         if prepare_first_batch:
-            if len(self._book) == 0:
+            if len(self._book) == 0 and self._book.size >= 0:  # size < 0: endless
                 raise RuntimeError("DALIGenericIterator: there is no data in the pipeline for a "
                                    "whole batch in this epoch (DROP with fewer samples per shard "
                                    "than the batch size); use PARTIAL or a smaller batch")
@@ -148,8 +148,13 @@ class DALIGenericIterator:
         book = self._book
         if book.exhausted:
             self._stop()
-        outputs = self._pending if self._pending is not None else self._pull()
-        self._pending = None
+        if self._pending is not None:
+            outputs, self._pending = self._pending, None
+        else:
+            try:
+                outputs = self._pull()
+            except StopIteration:  # a finite source ended the epoch (size < 0, as in DALI)
+                self._stop()
         keep = book.take()
         if keep is None:  # DROP: the incomplete batch is thrown away
             self._stop()
