@@ -17,7 +17,7 @@ demo: setup
 	$(PY) -m stoker.cli.main demo
 
 test: setup
-	$(PY) -m ruff check stoker tests benchmarks examples
+	$(PY) -m ruff check stoker tests benchmarks examples fuzz
 	$(PY) -m pytest tests
 
 bench: setup

@@ -66,12 +66,14 @@ def compile_plan(outputs: list[DataNode], all_ops: list[OpNode], pipeline_seed: 
                 "in the pipeline that created it"
             )
     # Seeds follow the order of the pipeline's trace, so pruning dead operators or fusing
-    # live ones never changes what a random operator draws.
+    # live ones never changes what a random operator draws. An operator that fusion put
+    # in place of a random one draws with that one's seed ("_seed_from").
     trace_index = {id(op): k for k, op in enumerate(all_ops)}
     seeds = {}
     for op in ops:
-        seed = op.args.get("seed", -1)
-        k = trace_index.get(id(op), len(all_ops) + op.order)
+        origin = op.args.get("_seed_from", op)
+        seed = origin.args.get("seed", -1)
+        k = trace_index.get(id(origin), len(all_ops) + origin.order)
         seeds[op] = seed if seed is not None and seed >= 0 else derive_seed(pipeline_seed, k)
 
     info_from: dict[DataNode, DataNode | None] = {}

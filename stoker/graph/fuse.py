@@ -9,6 +9,12 @@ only when the intermediate value has no other use. Rules rewrite the traced grap
 - ``decoders.image -> crop`` / ``-> slice`` / ``-> crop_mirror_normalize(crop=...)``: the
   decoder decodes only the window (region-of-interest JPEG decoding: rows above skipped,
   rows below never read, columns beside not transformed). Exact.
+- ``decoders.image`` (or ``image_random_crop``) ``-> resize`` and ``decoders.image ->
+  random_resized_crop``: one operator decodes only the source region the resampling reads
+  (the random window is drawn as the fused operator draws it). Exact, except that a
+  resize shrinking the region 2x or more decodes JPEGs at a DCT scale (a few levels off).
+- ``resize`` / ``random_resized_crop`` (decoded or not) ``-> crop_mirror_normalize``: the
+  resampler's last pass writes the normalized, mirrored output window, nothing else. Exact.
 """
 
 from __future__ import annotations
@@ -142,8 +148,102 @@ def _fold_cmn_window_into_decoder(op: OpNode, uses: Counter) -> bool:
     return True
 
 
+# -- resampling chains: decode -> resize -> crop_mirror_normalize as one kernel ---------------
+# The hidden operators of ops/resize_fused.py keep each fused operator's arguments as one
+# dict per stage, and its per-sample arguments as "<stage>:<name>". The operator that the
+# chain ends with becomes the fused one (so the graph's outputs stay where they are); if a
+# random operator was absorbed, "_seed_from" names it and the fused operator draws with
+# its seed (graph/compile.py), so fusing never changes a random draw.
+
+_RESAMPLERS = ("resize", "random_resized_crop")
+
+
+def _retire(op: OpNode) -> None:
+    """An absorbed operator: it reads nothing any more, so it counts as no use."""
+    op.inputs, op.arg_nodes = [], {}
+
+
+def _seed_origin(op: OpNode) -> OpNode:
+    return op.args.get("_seed_from", op)
+
+
+def _become(op: OpNode, target: str, first: OpNode, inputs: list[DataNode], stages: dict,
+            arg_nodes: dict[str, DataNode], origin: OpNode) -> None:
+    """``op`` (the chain's last operator) turns into ``target``, standing for the chain
+    from ``first`` to itself (named so in errors)."""
+    from stoker.ops.registry import REGISTRY
+
+    chain = f"{_chain_name(first)} -> {op.schema.fn_name}"
+    op.schema = REGISTRY[target]
+    op.inputs = inputs
+    op.args = {**stages, "seed": -1, "preserve": op.args.get("preserve", False),
+               "bytes_per_sample_hint": 0, "_given": frozenset(), "_seed_from": origin,
+               "_describe": f"{chain} (fused)"}
+    op.arg_nodes = arg_nodes
+
+
+def _chain_name(op: OpNode) -> str:
+    fused = op.args.get("_describe")
+    return fused.removesuffix(" (fused)") if fused else op.schema.fn_name
+
+
+def _prefixed(stage: str, arg_nodes: dict[str, DataNode]) -> dict[str, DataNode]:
+    return {f"{stage}:{k}": v for k, v in arg_nodes.items()}
+
+
+def _fold_decoder_into_resampler(op: OpNode, uses: Counter) -> bool:
+    """decoders.image (or image_random_crop) -> resize, decoders.image ->
+    random_resized_crop: one _decode_resize that decodes only the region the resampling
+    reads (at a DCT scale where the resize shrinks 2x or more)."""
+    if op.schema.name not in _RESAMPLERS or op.device != "cpu" or op.args.get("save_attrs"):
+        return False
+    src = op.inputs[0]
+    dec = src.op
+    kinds = ("decoders.image", "decoders.image_random_crop") if op.schema.name == "resize" \
+        else ("decoders.image",)  # one random draw per fused operator
+    if dec.schema.name not in kinds or dec.device != "cpu" or uses[id(src)] != 1 or \
+            dec.args.get("preserve") or dec.arg_nodes:
+        return False
+    origin = _seed_origin(dec) if dec.schema.random else op
+    stages = {"decode": {**dec.args, "kind": dec.schema.name}, op.schema.name: op.args}
+    _become(op, "_decode_resize", dec, [dec.inputs[0]], stages,
+            _prefixed(op.schema.name, op.arg_nodes), origin)
+    op.where = dec.where  # decode errors point at the user's decoder line
+    _retire(dec)
+    return True
+
+
+def _fold_resampler_into_cmn(op: OpNode, uses: Counter) -> bool:
+    """resize / random_resized_crop (decoded or not) -> crop_mirror_normalize: the last
+    resampling pass writes the normalized, mirrored window; nothing outside it is made."""
+    if op.schema.name != "crop_mirror_normalize" or op.device != "cpu" or "_pre_crop" in op.args:
+        return False
+    src = op.inputs[0]
+    prod = src.op
+    if uses[id(src)] != 1 or prod.device != "cpu" or prod.args.get("preserve"):
+        return False
+    if prod.schema.name in _RESAMPLERS:
+        if prod.args.get("save_attrs") or prod.inputs[0].layout != "HWC":
+            return False
+        target, stages = "_resize_normalize", {prod.schema.name: prod.args}
+        nodes = _prefixed(prod.schema.name, prod.arg_nodes)
+    elif prod.schema.name == "_decode_resize" and prod.args.get("normalize") is None:
+        target = "_decode_resize"
+        stages = {k: prod.args[k] for k in ("decode", "resize", "random_resized_crop")
+                  if k in prod.args}
+        nodes = dict(prod.arg_nodes)
+    else:
+        return False
+    stages["normalize"] = op.args
+    _become(op, target, prod, list(prod.inputs), stages,
+            {**nodes, **_prefixed("normalize", op.arg_nodes)}, _seed_origin(prod))
+    op.where = prod.where
+    _retire(prod)
+    return True
+
+
 RULES = (_fold_crop_into_cmn, _fold_crop_into_decoder, _fold_slice_into_decoder,
-         _fold_cmn_window_into_decoder)
+         _fold_cmn_window_into_decoder, _fold_decoder_into_resampler, _fold_resampler_into_cmn)
 
 
 def fuse(ops: list[OpNode], outputs: list[DataNode]) -> bool:

@@ -77,7 +77,9 @@ class OpNode:
         return [*self.inputs, *self.arg_nodes.values()]
 
     def describe(self) -> str:
-        return f"{self.schema.fn_name} (created at {self.where})"
+        # An operator that fusion put in place of a chain names the user's operators.
+        what = self.args.get("_describe") or self.schema.fn_name
+        return f"{what} (created at {self.where})"
 
     def __repr__(self) -> str:
         return f"OpNode({self.schema.fn_name}, name={self.name!r})"

@@ -18,6 +18,9 @@ FAMILIES += ("resize", "transforms", "warp", "paste")
 # Image decoders (JPEG through libjpeg-turbo, other formats through OpenCV).
 FAMILIES += ("decoders",)
 
+# Hidden operators that graph/fuse.py substitutes for decode -> resize -> normalize chains.
+FAMILIES += ("resize_fused",)
+
 
 def load_all() -> None:
     for family in FAMILIES:

@@ -95,7 +95,7 @@ _SAMPLES = ([_JPEG, _PNG],)
 
 # -- shared glue --------------------------------------------------------------------------------
 
-def _decode_options(args: dict) -> dict:
+def decode_options(args: dict) -> dict:
     return {"output_type": types.DALIImageType(args["output_type"]).name,
             "dtype": types.to_numpy(args["dtype"]),
             "adjust_orientation": args["adjust_orientation"]}
@@ -170,11 +170,11 @@ def slice_window(args: dict, h: int, w: int, anchor: Any = None, shape: Any = No
 # -- kernels ------------------------------------------------------------------------------------
 
 def image_kernel(ins: list, args: dict, ctx: Any) -> np.ndarray:
-    return K.decode(ins[0], **_decode_options(args), fast_idct=args["use_fast_idct"])
+    return K.decode(ins[0], **decode_options(args), fast_idct=args["use_fast_idct"])
 
 
 def image_crop_kernel(ins: list, args: dict, ctx: Any) -> np.ndarray:
-    opts = _decode_options(args)
+    opts = decode_options(args)
     info = K.probe(ins[0])
     h, w = info.shape(opts["adjust_orientation"])
     return K.decode(ins[0], **opts, roi=crop_window(args, h, w), info=info,
@@ -182,7 +182,7 @@ def image_crop_kernel(ins: list, args: dict, ctx: Any) -> np.ndarray:
 
 
 def image_random_crop_kernel(ins: list, args: dict, ctx: Any) -> np.ndarray:
-    opts = _decode_options(args)
+    opts = decode_options(args)
     info = K.probe(ins[0])
     h, w = info.shape(opts["adjust_orientation"])
     roi = random_crop_window(ctx.generator(), h, w, args["random_area"],
@@ -191,7 +191,7 @@ def image_random_crop_kernel(ins: list, args: dict, ctx: Any) -> np.ndarray:
 
 
 def image_slice_kernel(ins: list, args: dict, ctx: Any) -> np.ndarray:
-    opts = _decode_options(args)
+    opts = decode_options(args)
     info = K.probe(ins[0])
     h, w = info.shape(opts["adjust_orientation"])
     anchor = ins[1] if len(ins) > 1 else None

@@ -80,8 +80,10 @@ def cmn_batch(ins: list, args: dict, ctx: Any) -> np.ndarray:
     std = _per_sample_vector(args["std"], m, c, "std")
     fill = _channels_vector(args["fill_values"], c, "fill_values")
     if raw_fill is not None:  # only fused with constant mean/std (see graph/fuse.py)
-        fill = (_channels_vector(raw_fill, c, "fill_values") - mean) / std * args["scale"] + \
-            args["shift"]
+        # The crop stored its fill in the image's type; normalize it as any such pixel.
+        raw = K.convert(_channels_vector(raw_fill, c, "fill_values"), hwc.dtype)
+        fill = K.normalize_values(raw, *K.normalize_factors(mean, std, args["scale"],
+                                                            args["shift"]))
     out_layout = args["output_layout"] or layout
     channels_first = out_layout.replace("F", "") == "CHW"
     out = K.crop_mirror_normalize(

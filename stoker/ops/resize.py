@@ -307,16 +307,20 @@ register(OpSchema(
 # -- random_resized_crop ----------------------------------------------------------------------
 
 
-def random_resized_crop_kernel(ins: list, args: dict, ctx: Any) -> np.ndarray:
-    frames, layout = as_frames(ins[0], args["_in_layouts"][0])
-    dtype = out_dtype(frames.dtype, args)
-    h, w = frames.shape[1:3]
+def random_resized_geometry(in_hw: tuple[int, int], args: dict, ctx: Any) -> K.ResizeGeometry:
+    """Draws the sample's window (one draw from its generator) and maps it onto 'size'."""
+    h, w = in_hw
     y, x, ch, cw = random_crop_window(ctx.generator(), h, w, args["random_area"],
                                       args["random_aspect_ratio"], args["num_attempts"])
     size = args["size"]
     oh, ow = (size[0], size[0]) if len(size) == 1 else (size[0], size[1])
-    geom = K.ResizeGeometry(int(oh), int(ow), float(y), float(x), float(y + ch),
-                            float(x + cw))
+    return K.ResizeGeometry(int(oh), int(ow), float(y), float(x), float(y + ch), float(x + cw))
+
+
+def random_resized_crop_kernel(ins: list, args: dict, ctx: Any) -> np.ndarray:
+    frames, layout = as_frames(ins[0], args["_in_layouts"][0])
+    dtype = out_dtype(frames.dtype, args)
+    geom = random_resized_geometry(frames.shape[1:3], args, ctx)
     return from_frames(resample_frames(frames, geom, args, dtype), layout)
 
 

@@ -87,26 +87,43 @@ def _glob_to_regex(pattern: str) -> str:
     """POSIX fnmatch (no FNM_PATHNAME, no FNM_PERIOD) as a regular expression: ``*``,
     ``?``, bracket expressions with ``!`` or ``^`` negation and ranges, and backslash
     escapes (also inside brackets). A ``[`` without its ``]`` is a literal ``[``; a
-    trailing lone backslash makes the pattern match nothing, as in glibc."""
-    out, i, n = [], 0, len(pattern)
+    trailing lone backslash makes the pattern match nothing, as in glibc.
+
+    Every piece between two stars matches exactly one character per token, so taking its
+    first occurrence is never wrong (a later one leaves less room for the rest). Those
+    pieces become atomic groups, ``(?>.*?piece)``: without them, ``*a*a*a*a*a*a*a*a*a*b``
+    against thirty a's backtracks for seconds, with them it is linear."""
+    pieces: list[str | None] = []  # regex of one character, or None for a star
+    i, n = 0, len(pattern)
     while i < n:
         c = pattern[i]
         i += 1
         if c == "*":
-            out.append(".*")
+            if not pieces or pieces[-1] is not None:
+                pieces.append(None)
         elif c == "?":
-            out.append(".")
+            pieces.append(".")
         elif c == "\\":
             if i == n:
                 return "(?!)"
-            out.append(re.escape(pattern[i]))
+            pieces.append(re.escape(pattern[i]))
             i += 1
         elif c == "[" and (bracket := _bracket(pattern, i)) is not None:
             regex, i = bracket
-            out.append(regex)
+            pieces.append(regex)
         else:
-            out.append(re.escape(c))
-    return "".join(out)
+            pieces.append(re.escape(c))
+    # Split at the stars: head * middle * ... * tail.
+    runs: list[str] = [""]
+    for piece in pieces:
+        if piece is None:
+            runs.append("")
+        else:
+            runs[-1] += piece
+    if len(runs) == 1:
+        return runs[0]
+    head, *middle, tail = runs
+    return head + "".join(f"(?>.*?{run})" for run in middle) + ".*" + tail
 
 
 def _bracket(pattern: str, i: int) -> tuple[str, int] | None:

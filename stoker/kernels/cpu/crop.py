@@ -78,25 +78,44 @@ def _table(mean: tuple, std: tuple, scale: float, shift: float, fill: tuple,
 
 def normalize_table(mean: np.ndarray, std: np.ndarray, scale: float, shift: float,
                     fill: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """(C, 257) table: entry v is (v - mean) / std * scale + shift; entry 256 is the fill.
-    Built once per argument set: pipelines call this for every chunk."""
+    """(C, 257) table: entry v is ``normalize_factors``' (v - mean) * (scale / std) + shift;
+    entry 256 is the fill. Built once per argument set: pipelines call this per chunk."""
     return _table(tuple(np.asarray(mean, np.float64).tolist()),
                   tuple(np.asarray(std, np.float64).tolist()), float(scale), float(shift),
                   tuple(np.asarray(fill, np.float64).tolist()), np.dtype(dtype))
 
 
+def normalize_factors(mean: np.ndarray, std: np.ndarray, scale: float, shift: float
+                      ) -> tuple[np.ndarray, np.ndarray, np.float32]:
+    """float32 (mean, scale / std, shift): crop_mirror_normalize computes in float32, as
+    DALI's CPU operator does (measured on DALI 2.4: bit-identical results with the default
+    scale and shift; a float64 computation matched 44% of the uint8 values)."""
+    mean32 = np.ascontiguousarray(mean, np.float32)
+    inv32 = np.ascontiguousarray(np.float32(scale) / np.asarray(std, np.float64), np.float32)
+    return mean32, inv32, np.float32(shift)
+
+
+def normalize_values(values: np.ndarray, mean32: np.ndarray, inv32: np.ndarray,
+                     shift32: np.float32) -> np.ndarray:
+    """float32 (values - mean) * inv + shift, with the numba loops' rounding
+    (``fused.normalize_value``): the difference in float32, the product exact in float64."""
+    diff = np.asarray(values, np.float32) - mean32
+    return (diff.astype(np.float64) * inv32.astype(np.float64) + np.float64(shift32)
+            ).astype(np.float32)
+
+
 def _make_table(mean: np.ndarray, std: np.ndarray, scale: float, shift: float,
                 fill: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    channels = len(mean)
-    v = np.arange(256, dtype=np.float64)
-    table = np.empty((channels, 257), np.float64)
-    table[:, :256] = (v[None, :] - mean[:, None]) / std[:, None] * scale + shift
+    m, inv, sh = normalize_factors(mean, std, scale, shift)
+    v = np.arange(256, dtype=np.float32)
+    table = np.empty((len(mean), 257), np.float64)
+    table[:, :256] = normalize_values(v[None, :], m[:, None], inv[:, None], sh)
     table[:, 256] = fill
     return convert(table, dtype)
 
 
 # numba computes in these; other output types are converted after the loop.
-_NATIVE = (np.dtype(np.float32), np.dtype(np.float64))
+NATIVE_TYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def crop_mirror_normalize(images: np.ndarray, ay: np.ndarray, ax: np.ndarray, ch: int, cw: int,
@@ -116,16 +135,16 @@ def crop_mirror_normalize(images: np.ndarray, ay: np.ndarray, ax: np.ndarray, ch
     shape = (n, c, ch, cw) if channels_first else (n, ch, cw, c)
     ay, ax, mirror = ay.astype(np.int64), ax.astype(np.int64), _mirror(mirror, n)
     if images.dtype == np.uint8 and mean.ndim == 1 and std.ndim == 1:
-        table_type = dtype if dtype.kind in "iu" or dtype in _NATIVE else np.dtype(np.float32)
+        table_type = dtype if dtype.kind in "iu" or dtype in NATIVE_TYPES else np.dtype(np.float32)
         table = normalize_table(mean, std, scale, shift, fill, table_type)
         out = np.empty(shape, table_type)
         loop = fused.crop_normalize_table_chw if channels_first else fused.crop_normalize_table_hwc
         loop(images, ay, ax, mirror, table, out)
         return out if out.dtype == dtype else out.astype(dtype)
-    mean2 = np.ascontiguousarray(np.broadcast_to(mean, (n, c)), np.float32)
-    inv = np.ascontiguousarray(np.float32(scale) / np.broadcast_to(std, (n, c)), np.float32)
-    work = dtype if dtype in _NATIVE else np.dtype(np.float32)
+    mean2, inv, shift32 = normalize_factors(np.broadcast_to(mean, (n, c)),
+                                            np.broadcast_to(std, (n, c)), scale, shift)
+    work = dtype if dtype in NATIVE_TYPES else np.dtype(np.float32)
     out = np.empty(shape, work)
-    fused.crop_normalize_float(images, ay, ax, mirror, mean2, inv, np.float32(shift),
+    fused.crop_normalize_float(images, ay, ax, mirror, mean2, inv, shift32,
                                np.asarray(fill, np.float32), out, channels_first)
     return out if work == dtype else convert(out, dtype)

@@ -29,6 +29,7 @@ from stoker.kernels.cpu.decode_header import (
     CorruptHeader,
     ImageInfo,
     UnsupportedFormat,
+    check_png_chunks,
     probe,
 )
 
@@ -77,13 +78,16 @@ def dct_scale(roi_h: int, roi_w: int, min_h: int, min_w: int) -> int:
 def decode(data: np.ndarray | bytes, output_type: str = "RGB", *, dtype: np.dtype | type =
            np.uint8, roi: tuple[int, int, int, int] | None = None,
            adjust_orientation: bool = True, max_pixels: int | None = None,
-           info: ImageInfo | None = None, fast_idct: bool = False) -> np.ndarray:
+           info: ImageInfo | None = None, fast_idct: bool = False,
+           contiguous: bool = True) -> np.ndarray:
     """Decodes an image to (H, W, C) of ``dtype``; ``roi`` = (y, x, h, w) decodes only that
     window of the (oriented) image. JPEG windows skip the rows above and stop after the
     window; the result equals the same window of a full decode. ``info`` (from ``probe``)
-    saves reading the header twice; ``fast_idct`` uses libjpeg-turbo's fast integer IDCT."""
+    saves reading the header twice; ``fast_idct`` uses libjpeg-turbo's fast integer IDCT.
+    ``contiguous=False`` allows a view whose rows are apart (a JPEG window is decoded a
+    little wider, then trimmed): for a consumer that reads rows, not one block."""
     image, _ = _decode(data, output_type, np.dtype(dtype), roi, None, adjust_orientation,
-                       max_pixels, info, fast_idct)
+                       max_pixels, info, fast_idct, contiguous)
     return image
 
 
@@ -137,7 +141,7 @@ def _stored_window(roi: tuple[int, int, int, int], info: ImageInfo, orient: bool
 def _decode(data: np.ndarray | bytes, output_type: str, dtype: np.dtype,
             roi: tuple[int, int, int, int] | None, min_size: tuple[int, int] | None,
             orient: bool, max_pixels: int | None, info: ImageInfo | None,
-            fast_idct: bool = False,
+            fast_idct: bool = False, contiguous: bool = True,
             ) -> tuple[np.ndarray, tuple[float, float, float, float]]:
     if output_type not in OUTPUT_TYPES:
         raise ValueError(f"output_type must be one of {', '.join(OUTPUT_TYPES)}, "
@@ -172,6 +176,8 @@ def _decode(data: np.ndarray | bytes, output_type: str, dtype: np.dtype,
     out = _convert(native, kind, info, output_type, dtype)
     if orient and info.orientation != 1:
         out, window = _apply_orientation(out, window, info.orientation)
+    if not contiguous and out.strides[1:] == (out.shape[2] * out.itemsize, out.itemsize):
+        return out, window  # rows of contiguous pixels
     return np.ascontiguousarray(out), window
 
 
@@ -186,6 +192,11 @@ def _decode_native(buf: np.ndarray, info: ImageInfo, output_type: str,
         except ImportError:
             pass  # no libturbojpeg: OpenCV below decodes the whole image
     img = None
+    if info.format == "png":
+        try:
+            check_png_chunks(buf)
+        except CorruptHeader as e:
+            raise DecodeError(str(e)) from None
     if info.format == "tiff" and info.channels == 4:
         img = _decode_pillow(buf)
     if img is None:

@@ -9,6 +9,7 @@ Compiled on first use and cached on disk (``cache=True``).
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 
@@ -78,7 +79,8 @@ def crop_normalize_table_hwc(src, ay, ax, mirror, table, out):  # pragma: no cov
 @njit(nogil=True, cache=True)
 def crop_normalize_float(src, ay, ax, mirror, mean, inv_std, shift, fill, out,
                          channels_first):  # pragma: no cover - compiled
-    """Any-type windows normalized as (v - mean) * inv_std + shift; fill outside."""
+    """Any-type windows normalized as (v - mean) * inv_std + shift (``normalize_value``);
+    fill outside."""
     n, h, w, c = src.shape
     if channels_first:
         ch, cw = out.shape[2], out.shape[3]
@@ -96,7 +98,7 @@ def crop_normalize_float(src, ay, ax, mirror, mean, inv_std, shift, fill, out,
                     for x in range(cw):
                         sx = x0 + step * x
                         if row_in and 0 <= sx < w:
-                            out[i, k, y, x] = (src[i, sy, sx, k] - m) * s + shift
+                            out[i, k, y, x] = normalize_value(src[i, sy, sx, k], m, s, shift)
                         else:
                             out[i, k, y, x] = fill[k]
             else:
@@ -105,7 +107,18 @@ def crop_normalize_float(src, ay, ax, mirror, mean, inv_std, shift, fill, out,
                     inside = row_in and 0 <= sx < w
                     for k in range(c):
                         if inside:
-                            out[i, y, x, k] = (src[i, sy, sx, k] - mean[i, k]) * inv_std[i, k] \
-                                + shift
+                            out[i, y, x, k] = normalize_value(src[i, sy, sx, k], mean[i, k],
+                                                              inv_std[i, k], shift)
                         else:
                             out[i, y, x, k] = fill[k]
+
+
+
+@njit(nogil=True, cache=True, inline="always")
+def normalize_value(v, mean, inv_std, shift):  # pragma: no cover - compiled
+    """(v - mean) * inv_std + shift of float32 factors, rounded to float32. The product is
+    exact in float64 (24 x 24 bits), so whether the compiler fuses the multiply-add or
+    not, every loop gets the same value (float32 arithmetic would differ by one unit in
+    the last place where it is fused)."""
+    return np.float32(np.float64(v - mean) * np.float64(inv_std) + np.float64(shift))
+

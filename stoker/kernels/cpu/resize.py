@@ -16,6 +16,11 @@ reuse the first one alone:
   outputs are rounded half up and saturated. Nearest neighbour picks the pixel holding
   the sample point, with DALI's float32 rounding.
 
+``resize_taps`` gives both axes' taps (``Taps``; remembered per distinct axis, as image
+and window sizes repeat) and ``two_passes`` runs the passes with a caller's last pass:
+``resize_normalize.py`` keeps only a window of the taps (a crop, reversed for a mirror)
+and normalizes in the last pass, for the fused resize -> crop_mirror_normalize.
+
 Measured against DALI 2.4 on natural images: identical sizes, pixel values equal but for
 rare 1-level rounding flips (tests/dali/test_geometry_vs_dali.py).
 """
@@ -25,7 +30,7 @@ from __future__ import annotations
 import functools
 import math
 import threading
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -246,7 +251,7 @@ def axis_taps(out_size: int, lo: float, hi: float, flt: Filter, in_extent: int,
 _local = threading.local()
 
 
-def _scratch(slot: int, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+def scratch(slot: int, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
     """A per-thread reusable buffer: fresh allocations of intermediates this size go
     through mmap and page faults, which cost as much as the filtering itself."""
     buffers = getattr(_local, "buffers", None)
@@ -268,40 +273,161 @@ def resize_hwc(image: np.ndarray, geom: ResizeGeometry, min_filter: int = LINEAR
         done = resize_hwc(image.astype(np.float32), geom, min_filter, mag_filter, antialias,
                           np.dtype(np.float32))
         return done.astype(out_dtype)
-    h, w, c = image.shape
-    oh, ow = geom.out_h, geom.out_w
-    if oh * ow * c == 0:
-        return np.empty((oh, ow, c), out_dtype)
+    if geom.out_h * geom.out_w * image.shape[2] == 0:
+        return np.empty((geom.out_h, geom.out_w, image.shape[2]), out_dtype)
+    taps = resize_taps(image.shape, geom, min_filter, mag_filter, antialias)
+    return resample_taps(image, taps, out_dtype)
+
+
+class AxisTaps(NamedTuple):
+    """One axis's taps: per output pixel, source indices (relative to ``start``) and
+    weights, both (n, support); the taps read source pixels [start, start + extent).
+    Read-only and shared: computed once per distinct axis (``_axis``)."""
+
+    idx: np.ndarray
+    weights: np.ndarray
+    start: int
+    extent: int
+    key: tuple  # what made it: _axis's arguments, so that windows of it are remembered too
+
+    def window(self, first: int, count: int, reverse: bool = False) -> AxisTaps:
+        """The taps of output pixels [first, first + count) only, in reverse if asked."""
+        if first == 0 and count == len(self.idx) and not reverse:
+            return self
+        return _axis_window(self.key, first, count, reverse)
+
+    def shifted(self, d: int) -> AxisTaps:
+        """The same taps on a crop of the source that starts at ``d``."""
+        return self._replace(start=self.start - d)
+
+
+class Taps(NamedTuple):
+    """Per output row and column: the source pixels that make it and their weights."""
+
+    y: AxisTaps
+    x: AxisTaps
+    nearest: bool  # nearest neighbour on both axes: a gather, no filtering
+    rows_first: bool  # the cheaper pass order for the whole output (kept by window())
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return len(self.y.idx), len(self.x.idx)
+
+    def window(self, y: int, x: int, h: int, w: int, mirror: bool = False) -> Taps:
+        """The taps of output rows [y, y+h) and columns [x, x+w) only, the columns in
+        reverse order when ``mirror``: resampling them gives exactly that window of the
+        whole output (mirrored)."""
+        return self._replace(y=self.y.window(y, h), x=self.x.window(x, w, mirror))
+
+    def source_region(self) -> tuple[int, int, int, int]:
+        """(y, x, h, w): the source pixels the taps read."""
+        return self.y.start, self.x.start, self.y.extent, self.x.extent
+
+    def shifted(self, dy: int, dx: int) -> Taps:
+        """The same taps on a crop of the source that starts at (dy, dx)."""
+        return self._replace(y=self.y.shifted(dy), x=self.x.shifted(dx))
+
+
+def resize_taps(shape: tuple[int, ...], geom: ResizeGeometry, min_filter: int = LINEAR,
+                mag_filter: int = LINEAR, antialias: bool = True) -> Taps:
+    """The taps of resizing an image of ``shape`` (H, W, ...) to ``geom``, and the pass
+    order ``resize_hwc`` uses."""
+    h, w = shape[0], shape[1]
     if h == 0 or w == 0:
         raise ValueError("cannot produce a non-empty output from an empty input")
+    oh, ow = geom.out_h, geom.out_w
     fy = pick_filter(min_filter, mag_filter, abs(geom.hi_y - geom.lo_y), oh, antialias)
     fx = pick_filter(min_filter, mag_filter, abs(geom.hi_x - geom.lo_x), ow, antialias)
-    rows, wy = axis_taps(oh, geom.lo_y, geom.hi_y, fy, h, accumulate=True)
-    cols, wx = axis_taps(ow, geom.lo_x, geom.hi_x, fx, w)
-    if fy.kind == NN and fx.kind == NN:
-        return _gather(image, rows[:, 0], cols[:, 0]).astype(out_dtype, copy=False)
+    ty = _axis(oh, geom.lo_y, geom.hi_y, fy.kind, fy.width, h, True)
+    tx = _axis(ow, geom.lo_x, geom.hi_x, fx.kind, fx.width, w, False)
+    rows_first = _rows_first(ty.extent, tx.extent, oh, ow, ty.idx.shape[1], tx.idx.shape[1])
+    return Taps(ty, tx, fy.kind == NN and fx.kind == NN, rows_first)
+
+
+# Image and window sizes repeat (a random crop's height is one of a few hundred), and
+# computing taps in Python costs as much as a tenth of resampling a 224x224 image.
+@functools.lru_cache(maxsize=2048)
+def _axis(out_size: int, lo: float, hi: float, kind: int, width: float, extent: int,
+          accumulate: bool) -> AxisTaps:
+    table = np.ones(1, np.float32) if kind == NN else _table(kind)
+    idx, weights = axis_taps(out_size, lo, hi, Filter(kind, table, width), extent, accumulate)
+    return _relative(idx, weights, (out_size, lo, hi, kind, width, extent, accumulate))
+
+
+@functools.lru_cache(maxsize=2048)
+def _axis_window(key: tuple, first: int, count: int, reverse: bool) -> AxisTaps:
+    whole = _axis(*key)
+    idx = whole.idx[first:first + count] + whole.start
+    weights = whole.weights[first:first + count]
+    if reverse:
+        idx, weights = idx[::-1], weights[::-1]
+    return _relative(np.ascontiguousarray(idx), np.ascontiguousarray(weights), key)
+
+
+def _relative(idx: np.ndarray, weights: np.ndarray, key: tuple) -> AxisTaps:
+    lo, hi = _span(idx)
+    idx = idx - lo
+    idx.flags.writeable = False
+    weights.flags.writeable = False
+    return AxisTaps(idx, weights, lo, hi - lo, key)
+
+
+def _span(idx: np.ndarray) -> tuple[int, int]:
+    """[min, max + 1) of an axis's tap indices, read at the corners: indices grow along a
+    row of taps, and the rows' first indices run one way (either, after a flip)."""
+    first, last = idx[0], idx[-1]
+    return int(min(first[0], last[0])), int(max(first[-1], last[-1])) + 1
+
+
+def resample_taps(image: np.ndarray, taps: Taps, out_dtype: np.dtype) -> np.ndarray:
+    """taps.shape + (C,) of ``out_dtype``: ``image`` resampled with ``taps``."""
+    (oh, ow), c = taps.shape, image.shape[2]
+    if taps.nearest:
+        return gather_pixels(image, taps).astype(out_dtype, copy=False)
     from stoker.kernels.cpu.resample_loops import resample_rows  # numba on first use
 
-    # Only the source region the taps reach is read (a crop window's, for ROI resizes).
-    r0, r1 = int(rows.min()), int(rows.max()) + 1
-    c0, c1 = int(cols.min()), int(cols.max()) + 1
-    region = image[r0:r1, c0:c1]
-    rows, cols = rows - r0, cols - c0
-    rh, rw = r1 - r0, c1 - c0
-    if _rows_first(rh, rw, oh, ow, rows.shape[1], cols.shape[1]):
-        tmp = _scratch(0, (oh, rw, c), np.float32)
-        src = region if region.flags.c_contiguous else \
-            _copy_into(region, _scratch(3, region.shape, region.dtype))
-        resample_rows(src, rows, wy, tmp)
-        out_t = _scratch(2, (ow, oh, c), out_dtype)
-        resample_rows(transpose_hw(tmp, _scratch(1, (rw, oh, c), np.float32)), cols, wx, out_t)
-        return transpose_hw(out_t)
-    src_t = transpose_hw(region, _scratch(3, (rw, rh, c), image.dtype))
-    tmp = _scratch(0, (ow, rh, c), np.float32)
-    resample_rows(src_t, cols, wx, tmp)
-    out = np.empty((oh, ow, c), out_dtype)
-    resample_rows(transpose_hw(tmp, _scratch(1, (rh, ow, c), np.float32)), rows, wy, out)
-    return out
+    def last_pass(src: np.ndarray, idx: np.ndarray, weights: np.ndarray,
+                  transposed: bool) -> np.ndarray:
+        if transposed:  # rows of ``src`` are output columns
+            out_t = scratch(2, (ow, oh, c), out_dtype)
+            resample_rows(src, idx, weights, out_t)
+            return transpose_hw(out_t)
+        out = np.empty((oh, ow, c), out_dtype)
+        resample_rows(src, idx, weights, out)
+        return out
+
+    return two_passes(image, taps, last_pass)
+
+
+def two_passes(image: np.ndarray, taps: Taps, last_pass: Any) -> Any:
+    """The first 1-D pass into a float32 intermediate, transposed for the second; then
+    ``last_pass(src, indices, weights, transposed)`` filters ``src`` along its first axis
+    (``transposed``: the rows of ``src`` are output columns). Only the source region the
+    taps reach is read (a crop window's, for ROI resizes)."""
+    from stoker.kernels.cpu.resample_loops import resample_rows  # numba on first use
+
+    ty, tx = taps.y, taps.x
+    c = image.shape[2]
+    oh, ow = len(ty.idx), len(tx.idx)
+    rh, rw = ty.extent, tx.extent
+    region = image[ty.start:ty.start + rh, tx.start:tx.start + rw]
+    if taps.rows_first:
+        tmp = scratch(0, (oh, rw, c), np.float32)
+        src = region if _rows_contiguous(region) else \
+            _copy_into(region, scratch(3, region.shape, region.dtype))
+        resample_rows(src, ty.idx, ty.weights, tmp)
+        return last_pass(transpose_hw(tmp, scratch(1, (rw, oh, c), np.float32)), tx.idx,
+                         tx.weights, True)
+    src_t = transpose_hw(region, scratch(3, (rw, rh, c), image.dtype))
+    tmp = scratch(0, (ow, rh, c), np.float32)
+    resample_rows(src_t, tx.idx, tx.weights, tmp)
+    return last_pass(transpose_hw(tmp, scratch(1, (rh, ow, c), np.float32)), ty.idx,
+                     ty.weights, False)
+
+
+def _rows_contiguous(image: np.ndarray) -> bool:
+    """Each row one block of memory (rows may lie apart): a view of whole pixels."""
+    return image.strides[1:] == (image.shape[2] * image.itemsize, image.itemsize)
 
 
 def _copy_into(src: np.ndarray, dst: np.ndarray) -> np.ndarray:
@@ -312,8 +438,11 @@ def _copy_into(src: np.ndarray, dst: np.ndarray) -> np.ndarray:
 _REMAP_TYPES = {np.dtype(t) for t in (np.uint8, np.uint16, np.int16, np.float32, np.float64)}
 
 
-def _gather(image: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
-    """image[rows][:, cols]: OpenCV's remap with integer-valued maps where it can."""
+def gather_pixels(image: np.ndarray, taps: Taps) -> np.ndarray:
+    """The one source pixel of each output pixel (nearest neighbour taps): OpenCV's remap
+    with integer-valued maps where it can."""
+    rows = taps.y.idx[:, 0] + taps.y.start
+    cols = taps.x.idx[:, 0] + taps.x.start
     c = image.shape[2]
     if image.dtype in _REMAP_TYPES and c <= 4 and max(image.shape[:2]) < 1 << 24:
         import cv2
@@ -348,7 +477,7 @@ def transpose_hw(image: np.ndarray, out: np.ndarray | None = None) -> np.ndarray
     if image.dtype in _CV_TYPES and c <= 4 and image.dtype.itemsize * c <= 32 and h * w:
         import cv2
 
-        src = np.ascontiguousarray(image)
+        src = image if _rows_contiguous(image) else np.ascontiguousarray(image)
         cv2.transpose(src if c > 1 else src[..., 0], out if c > 1 else out[..., 0])
     else:
         out[...] = image.transpose(1, 0, 2)

@@ -1,0 +1,45 @@
+"""How the executor cuts a batch into chunks for its threads."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from stoker import fn, pipeline_def
+
+
+def _pipe(threads: int):
+    @pipeline_def(batch_size=64, num_threads=threads, device_id=None, seed=3)
+    def pipe():
+        x = fn.external_source(source=lambda: [np.zeros((4, 5 + i % 3, 3), np.uint8)
+                                                for i in range(64)], layout="HWC")
+        return fn.resize(fn.flip(x, horizontal=fn.random.coin_flip()), size=[3, 4])  # per sample
+
+    p = pipe()
+    p.build()
+    return p
+
+
+def test_costly_samples_get_chunks_that_shrink_towards_the_batch_end():
+    p = _pipe(threads=2)
+    ex = p._runtime.executor
+    stage = next(s for s in p._plan.stages if s.kind == "sample")
+    ex._cost[id(stage)] = 1e-3  # a millisecond per sample: image decoding
+    chunks = ex._chunks(stage, 64)
+    assert chunks[0][0] == 0 and chunks[-1][1] == 64
+    assert all(a[1] == b[0] for a, b in zip(chunks, chunks[1:], strict=False))
+    sizes = [b - a for a, b in chunks]
+    assert sizes == sorted(sizes, reverse=True) and sizes[-1] == 1 and sizes[0] <= 16
+
+
+def test_cheap_samples_keep_few_even_chunks():
+    p = _pipe(threads=2)
+    ex = p._runtime.executor
+    stage = next(s for s in p._plan.stages if s.kind == "sample")
+    ex._cost[id(stage)] = 1e-6
+    assert len(ex._chunks(stage, 64)) == 1
+
+
+def test_chunking_does_not_change_results():
+    outs = [_pipe(threads).run()[0] for threads in (1, 3)]
+    for a, b in zip(*outs, strict=True):
+        np.testing.assert_array_equal(np.array(a), np.array(b))
