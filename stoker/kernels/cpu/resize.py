@@ -27,6 +27,7 @@ rare 1-level rounding flips (tests/dali/test_geometry_vs_dali.py).
 
 from __future__ import annotations
 
+import collections
 import functools
 import math
 import threading
@@ -288,13 +289,16 @@ class AxisTaps(NamedTuple):
     weights: np.ndarray
     start: int
     extent: int
-    key: tuple  # what made it: _axis's arguments, so that windows of it are remembered too
+    key: tuple | None  # _axis's arguments, so that windows of it are remembered too
 
     def window(self, first: int, count: int, reverse: bool = False) -> AxisTaps:
         """The taps of output pixels [first, first + count) only, in reverse if asked."""
         if first == 0 and count == len(self.idx) and not reverse:
             return self
-        return _axis_window(self.key, first, count, reverse)
+        if self.key is None:  # a window of a window: not remembered
+            return _cut(self, first, count, reverse)
+        return _REMEMBERED.get((self.key, first, count, reverse),
+                               lambda: _cut(_axis(*self.key), first, count, reverse))
 
     def shifted(self, d: int) -> AxisTaps:
         """The same taps on a crop of the source that starts at ``d``."""
@@ -344,27 +348,61 @@ def resize_taps(shape: tuple[int, ...], geom: ResizeGeometry, min_filter: int = 
     return Taps(ty, tx, fy.kind == NN and fx.kind == NN, rows_first)
 
 
+class _Remembered:
+    """A least-recently-used memory of axis taps, bounded in bytes (taps of large outputs
+    with wide filters are big, and sizes rarely repeat for those)."""
+
+    def __init__(self, budget: int):
+        self.budget = budget
+        self.used = 0
+        self.items: collections.OrderedDict[tuple, AxisTaps] = collections.OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, key: tuple, make: Any) -> AxisTaps:
+        with self.lock:
+            found = self.items.get(key)
+            if found is not None:
+                self.items.move_to_end(key)
+                return found
+        made = make()
+        size = made.idx.nbytes + made.weights.nbytes
+        with self.lock:
+            if key not in self.items:
+                self.items[key] = made
+                self.used += size
+                while self.used > self.budget and len(self.items) > 1:
+                    _, old = self.items.popitem(last=False)
+                    self.used -= old.idx.nbytes + old.weights.nbytes
+        return made
+
+
 # Image and window sizes repeat (a random crop's height is one of a few hundred), and
 # computing taps in Python costs as much as a tenth of resampling a 224x224 image.
-@functools.lru_cache(maxsize=2048)
+_REMEMBERED = _Remembered(32 << 20)
+
+
 def _axis(out_size: int, lo: float, hi: float, kind: int, width: float, extent: int,
           accumulate: bool) -> AxisTaps:
-    table = np.ones(1, np.float32) if kind == NN else _table(kind)
-    idx, weights = axis_taps(out_size, lo, hi, Filter(kind, table, width), extent, accumulate)
-    return _relative(idx, weights, (out_size, lo, hi, kind, width, extent, accumulate))
+    key = (out_size, lo, hi, kind, width, extent, accumulate)
+
+    def make() -> AxisTaps:
+        table = np.ones(1, np.float32) if kind == NN else _table(kind)
+        idx, weights = axis_taps(out_size, lo, hi, Filter(kind, table, width), extent,
+                                 accumulate)
+        return _relative(idx, weights, key)
+
+    return _REMEMBERED.get(key, make)
 
 
-@functools.lru_cache(maxsize=2048)
-def _axis_window(key: tuple, first: int, count: int, reverse: bool) -> AxisTaps:
-    whole = _axis(*key)
+def _cut(whole: AxisTaps, first: int, count: int, reverse: bool) -> AxisTaps:
     idx = whole.idx[first:first + count] + whole.start
     weights = whole.weights[first:first + count]
     if reverse:
         idx, weights = idx[::-1], weights[::-1]
-    return _relative(np.ascontiguousarray(idx), np.ascontiguousarray(weights), key)
+    return _relative(np.ascontiguousarray(idx), np.ascontiguousarray(weights), None)
 
 
-def _relative(idx: np.ndarray, weights: np.ndarray, key: tuple) -> AxisTaps:
+def _relative(idx: np.ndarray, weights: np.ndarray, key: tuple | None) -> AxisTaps:
     lo, hi = _span(idx)
     idx = idx - lo
     idx.flags.writeable = False

@@ -1,0 +1,63 @@
+"""The fused resample-and-normalize kernel equals resize_hwc followed by the
+crop_mirror_normalize kernel, bit for bit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from stoker.kernels.cpu import crop as C
+from stoker.kernels.cpu import resize as R
+from stoker.kernels.cpu.resize_normalize import normalize_stage, resample_normalized
+
+MEAN = np.array([123.7, 116.3, 103.5])
+STD = np.array([58.4, 57.1, 57.4])
+RNG = np.random.default_rng(4)
+
+
+def _image(h: int, w: int, dtype) -> np.ndarray:
+    img = RNG.integers(0, 256, (h, w, 3)).astype(np.uint8)
+    return img if dtype == np.uint8 else (img / 255.0).astype(np.float32)
+
+
+@pytest.mark.parametrize("shape,out", [((300, 280), (224, 224)), ((90, 70), (224, 300)),
+                                       ((333, 500), (256, 384))])
+@pytest.mark.parametrize("mirror", [False, True])
+def test_window_taps_resample_that_window_of_the_whole_output(shape, out, mirror):
+    img = _image(*shape, np.uint8)
+    geom = R.ResizeGeometry(*out, 0.0, 0.0, float(shape[0]), float(shape[1]))
+    whole = R.resize_hwc(img, geom)
+    y, x, h, w = 17, 9, out[0] // 2, out[1] // 3
+    taps = R.resize_taps(img.shape, geom).window(y, x, h, w, mirror)
+    want = whole[y:y + h, x:x + w][:, ::-1] if mirror else whole[y:y + h, x:x + w]
+    np.testing.assert_array_equal(R.resample_taps(img, taps, np.dtype(np.uint8)), want)
+    sy, sx, rh, rw = taps.source_region()  # on the region alone, shifted: the same
+    region = np.ascontiguousarray(img[sy:sy + rh, sx:sx + rw])
+    np.testing.assert_array_equal(
+        R.resample_taps(region, taps.shifted(sy, sx), np.dtype(np.uint8)), want)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.float32])
+@pytest.mark.parametrize("channels_first", [True, False])
+@pytest.mark.parametrize("out_dtype", [np.float32, np.float16, np.int8])
+@pytest.mark.parametrize("interp", [R.LINEAR, R.CUBIC, R.NN])
+def test_fused_kernel_equals_resize_then_crop_mirror_normalize(dtype, channels_first,
+                                                               out_dtype, interp):
+    for k, (shape, out) in enumerate([((300, 280), (224, 224)), ((120, 170), (150, 200))]):
+        img = _image(*shape, dtype)
+        geom = R.ResizeGeometry(*out, 0.0, 0.0, float(shape[0]), float(shape[1]))
+        y, x, h, w = 3, 5, out[0] - 20, out[1] - 30
+        mirror = bool(k % 2)
+        scale, shift = (1.0, 0.0) if dtype == np.uint8 else (64.0, 128.0)
+        resized = R.resize_hwc(img, geom, interp, interp)
+        want = C.crop_mirror_normalize(resized[None], np.array([y]), np.array([x]), h, w,
+                                       np.array([mirror]), MEAN, STD, scale, shift,
+                                       np.zeros(3), False, channels_first, out_dtype)[0]
+        norm = normalize_stage(MEAN, STD, scale, shift, channels_first, out_dtype,
+                               dtype == np.uint8)
+        taps = R.resize_taps(img.shape, geom, interp, interp).window(y, x, h, w, mirror)
+        got = resample_normalized(img, taps, norm)
+        got = got if got.dtype == out_dtype else (
+            got.astype(out_dtype) if norm.table is not None else C.convert(got, out_dtype))
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
