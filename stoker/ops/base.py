@@ -69,7 +69,3 @@ class SampleOp:
             for lst, r in zip(outs, res, strict=True):
                 lst.append(np.asarray(r))
         return tuple(outs)
-
-    # A sample-stage operator never sees the whole batch; batch stages use run_batch.
-    def run_batch(self, ins: list, argv: dict, bctx: Any) -> tuple:
-        raise NotImplementedError
