@@ -112,10 +112,11 @@ class Prefetcher:
                 not r[0] and isinstance(r[1], StopIteration)))
             self._ended = False
 
-    def close(self) -> None:
+    def close(self, timeout: float | None = None) -> None:
+        """Stops the producer; waits for the batch it is making (at most ``timeout`` s)."""
         with self._cv:
             self._stop = True
             self._cv.notify_all()
         t = self._thread
         if t is not None and t is not threading.current_thread():
-            t.join()
+            t.join(timeout)

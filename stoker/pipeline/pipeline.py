@@ -9,6 +9,7 @@ interpreter exit) stops every thread the pipeline started.
 
 from __future__ import annotations
 
+import atexit
 import os
 import weakref
 from typing import Any
@@ -20,6 +21,21 @@ from stoker.executor.prefetch import Prefetcher
 from stoker.graph.compile import compile_plan
 from stoker.graph.node import DataNode, OpNode, current_pipeline, pipeline_stack
 from stoker.ops.base import SampleOp
+
+# Built pipelines, closed at interpreter exit before the worker pools (atexit runs the
+# latest registration first): no batch may still be computing while the interpreter and
+# the native libraries tear down.
+_live: weakref.WeakSet = weakref.WeakSet()
+
+
+@atexit.register
+def _close_live_pipelines() -> None:
+    for pipe in list(_live):
+        runtime = pipe._runtime
+        if runtime is not None:
+            # Bounded: a source blocked forever (a stuck callback) must not hang exit; its
+            # daemon thread is then left to the interpreter.
+            runtime.prefetcher.close(timeout=5.0)
 
 
 class _Runtime:
@@ -182,6 +198,7 @@ class Pipeline:
         prefetcher = Prefetcher(produce, self._async, name=f"stoker-prefetch-{id(self):x}")
         self._runtime = _Runtime(executor, prefetcher)
         self._plan = plan
+        _live.add(self)
 
     def _produce(self) -> list:
         bctx = BatchContext(self._iteration, self._first_index, self._batch_size, self,
