@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from stoker import fn, pipeline_def
 
 
@@ -36,3 +38,19 @@ def run_pipeline(build: Callable[..., Any], *inputs: Sequence[Any],
         return p.run()
     finally:
         p.close()
+
+
+def run(build: Callable[..., Any], *inputs: Sequence[Any],
+        layouts: Sequence[str | None] | None = None) -> Any:
+    """``run_pipeline``, with a single output returned bare."""
+    out = run_pipeline(build, *inputs, layouts=layouts)
+    return out[0] if len(out) == 1 else out
+
+
+def same(tl: Any, expected: Sequence[np.ndarray]) -> None:
+    """A batch equals the expected samples exactly, dtype and shape included."""
+    assert len(tl) == len(expected)
+    for got, want in zip(tl, expected, strict=True):
+        assert got.dtype == want.dtype and got.shape == want.shape, (got.shape, want.shape)
+        np.testing.assert_array_equal(got, want)
+

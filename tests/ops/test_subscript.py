@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import run_pipeline
+from helpers import run
 
 from stoker import fn, types
 from stoker.errors import ArgumentTypeError, SampleError
@@ -20,9 +20,6 @@ DENSE = [np.arange(24, dtype=np.int32).reshape(2, 3, 4) + 100 * i for i in range
 
 
 
-def run(build, *inputs, layouts=None):
-    out = run_pipeline(build, *inputs, layouts=layouts)
-    return out[0] if len(out) == 1 else out
 
 
 class _Index:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import run_pipeline
+from helpers import run
 
 from stoker import fn, types
 from stoker.errors import ArgumentError, SampleError
@@ -13,9 +13,6 @@ LABELS = [np.array([0, 2, 1], np.int32), np.array([3, -1, 5], np.int32)]
 
 
 
-def run(build, *inputs, layouts=None):
-    out = run_pipeline(build, *inputs, layouts=layouts)
-    return out[0] if len(out) == 1 else out
 
 
 def one_hot_ref(x, n, axis=-1, on=1.0, off=0.0, dtype=np.float32):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import run_pipeline
+from helpers import run, same
 
 from stoker import fn, types
 from stoker.errors import ArgumentError, SampleError
@@ -16,16 +16,8 @@ SQ = [np.arange(6, dtype=np.float32).reshape(2, 3), np.ones((2, 3), np.float32)]
 
 
 
-def run(build, *inputs, layouts=None):
-    out = run_pipeline(build, *inputs, layouts=layouts)
-    return out[0] if len(out) == 1 else out
 
 
-def same(tl, expected):
-    assert len(tl) == len(expected)
-    for got, want in zip(tl, expected, strict=True):
-        assert got.dtype == want.dtype and got.shape == want.shape, (got.shape, want.shape)
-        np.testing.assert_array_equal(got, want)
 
 
 # -- cat --------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import run_pipeline
+from helpers import run, same
 
 from stoker import fn, types
 from stoker.errors import ArgumentError, SampleError
@@ -21,16 +21,8 @@ ROW = [np.arange(5, dtype=np.int32)]
 
 
 
-def run(build, *inputs, layouts=None):
-    out = run_pipeline(build, *inputs, layouts=layouts)
-    return out[0] if len(out) == 1 else out
 
 
-def same(tl, expected):
-    assert len(tl) == len(expected)
-    for got, want in zip(tl, expected, strict=True):
-        assert got.dtype == want.dtype and got.shape == want.shape, (got.shape, want.shape)
-        np.testing.assert_array_equal(got, want)
 
 
 @pytest.mark.parametrize("kwargs,windows", [
