@@ -78,3 +78,17 @@ class SampleContext:
         if self.source_info:
             return self.source_info
         return f"sample {self.idx_in_batch} of batch {self.batch.iteration}"
+
+
+class GpuContext(ChunkContext):
+    """A GPU operator's view: the whole batch (a chunk from 0 to n), its torch device and
+    the CUDA stream its work goes on (None on CPU tensors). Random draws are the CPU
+    operators' draws: same seed, same sample indices."""
+
+    __slots__ = ("device", "stream")
+
+    def __init__(self, batch: BatchContext, seed: int, n: int, source_info: list[str] | None,
+                 device: Any, stream: Any = None):
+        super().__init__(batch, seed, 0, n, source_info)
+        self.device = device
+        self.stream = stream

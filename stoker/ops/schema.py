@@ -95,6 +95,11 @@ class OpSchema:
     # Dense-chunk work: (inputs stacked on axis 0, args with per-sample values stacked,
     # ctx) -> stacked outputs. Used when every input of a chunk is one uniform array.
     batch_kernel: Callable[..., Any] | None = None
+    # GPU work, on the whole batch as torch tensors: (inputs, args, ctx) -> outputs. An input
+    # is a dense tensor (sample axis first) or a list of tensors; per-sample argument values
+    # come as for batch_kernel (numpy, stacked or a list); ctx is a GpuContext. Written once
+    # on torch, so CI runs it on CPU tensors (STOKER_GPU_ON_CPU=1).
+    gpu_kernel: Callable[..., Any] | None = None
     # Stateful operators (sources, batch stages) build an instance per graph node.
     instance: Callable[..., Any] | None = None
     random: bool = False  # draws from the per-sample random stream
