@@ -4,9 +4,10 @@ Users of DALI's CPU pipelines report resident memory that climbs epoch after epo
 enough that some rebuild their pipelines every epoch to get it back (DALI issue #5087;
 the "four times faster" CPU-pipeline write-up). This script runs the benchmark ``train``
 pipeline (``stoker.cli.pipelines``: random-crop decode, resize to 224, crop-mirror-
-normalize to float CHW) for ``--epochs`` epochs of ``epoch_size // batch`` batches and
-prints the resident set size (``/proc/self/statm``) after each epoch, then the ratio of
-the last epoch's RSS to the second's. Scenarios (``--scenario``):
+normalize to float CHW) for ``--epochs`` epochs of ``epoch_size // batch`` batches, each
+ended by ``reset()`` as a framework iterator ends it, and prints the resident set size
+(``/proc/self/statm``) after each epoch, then the ratio of the last epoch's RSS to the
+second's. Scenarios (``--scenario``):
 
 - ``train``: one train pipeline alone.
 - ``train+val``: a train and a val pipeline (decode, resize shorter 256, centre crop)
@@ -50,6 +51,7 @@ def run_epoch(pipe, batch: int) -> int:
         seen += len(images)
         images.as_array()  # a dense (N, 3, 224, 224) float32 batch, as a trainer takes it
         labels.as_array()
+    pipe.reset()  # the epoch ends, as a framework iterator ends it
     return seen
 
 

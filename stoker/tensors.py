@@ -1,4 +1,4 @@
-"""``TensorList``: one batch, as returned by ``Pipeline.run()``.
+"""``TensorList`` (CPU) and ``TensorListGPU``: one batch, as returned by ``Pipeline.run()``.
 
 A batch is held either as one dense array whose first axis is the sample (uniform shapes,
 no copy to hand out) or as a list of per-sample arrays (ragged shapes). Samples come out
@@ -120,3 +120,168 @@ def _uniform(samples: list[np.ndarray]) -> bool:
         return True
     s0, d0 = samples[0].shape, samples[0].dtype
     return all(s.shape == s0 and s.dtype == d0 for s in samples)
+
+
+class TensorListGPU:
+    """One batch made by GPU operators: torch tensors on the pipeline's device (CUDA, or
+    CPU tensors under ``STOKER_GPU_ON_CPU=1``), held dense (one tensor, sample axis first)
+    or as a list of per-sample tensors.
+
+    The pipeline's GPU work runs on its own CUDA stream and ``event`` marks the end of this
+    batch on it. Taking tensors out (``at``, ``[i]``, ``as_tensor``) makes torch's current
+    stream wait for that event (no host wait) and records the tensors' use on it, so the
+    caching allocator does not hand their memory back to the pipeline's stream while the
+    consumer's stream may still read it. ``as_cpu()`` waits on the host.
+    """
+
+    __slots__ = ("_dense", "_samples", "_layout", "_source_info", "_event", "_synced")
+
+    def __init__(self, data: Any, layout: str = "", source_info: list[str] | None = None,
+                 event: Any = None):
+        if isinstance(data, list | tuple):
+            self._dense = None
+            self._samples: list | None = list(data)
+        else:
+            self._dense = data
+            self._samples = None
+        self._layout = layout or ""
+        self._source_info = source_info
+        self._event = event  # torch.cuda.Event, or None for CPU tensors
+        self._synced: set[int] = set()  # streams already made to wait for the event
+
+    # -- synchronization -------------------------------------------------------------------
+    def _tensors(self) -> list:
+        return [self._dense] if self._dense is not None else list(self._samples)
+
+    def _ready_on_current_stream(self) -> None:
+        if self._event is None:
+            return
+        import torch
+
+        tensors = self._tensors()
+        if not tensors:
+            return
+        stream = torch.cuda.current_stream(tensors[0].device)
+        if stream.cuda_stream in self._synced:
+            return
+        stream.wait_event(self._event)
+        for t in tensors:
+            t.record_stream(stream)
+        self._synced.add(stream.cuda_stream)
+
+    # -- samples ---------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self._dense) if self._dense is not None else len(self._samples)
+
+    def at(self, i: int) -> Any:
+        """Sample ``i`` as a torch tensor (a view of the batch when it is dense)."""
+        self._ready_on_current_stream()
+        if self._dense is not None:
+            return self._dense[i]
+        return self._samples[i]
+
+    def __getitem__(self, i: int) -> Any:
+        return self.at(i)
+
+    def __iter__(self):
+        return (self.at(i) for i in range(len(self)))
+
+    def source_info(self, i: int) -> str:
+        """Where sample ``i`` came from (a file path for file readers), or ''."""
+        return self._source_info[i] if self._source_info else ""
+
+    # -- batch views -----------------------------------------------------------------------
+    def is_dense_tensor(self) -> bool:
+        if self._dense is not None:
+            return True
+        s = self._samples
+        return not s or all(t.shape == s[0].shape and t.dtype == s[0].dtype for t in s)
+
+    def as_tensor(self) -> Any:
+        """The batch as one torch tensor on the device: the batch itself when it is dense
+        (no copy), else the samples stacked; needs uniform sample shapes."""
+        self._ready_on_current_stream()
+        if self._dense is None:
+            if not self._samples:
+                raise ValueError("TensorListGPU.as_tensor: the batch is empty")
+            if not self.is_dense_tensor():
+                shapes = sorted({tuple(t.shape) for t in self._samples})
+                raise ValueError(
+                    "TensorListGPU.as_tensor: samples have different shapes "
+                    f"({', '.join(map(str, shapes[:4]))}{', ...' if len(shapes) > 4 else ''}); "
+                    "only a batch of uniform shape can be one tensor; use at(i) per sample")
+            import torch
+
+            return torch.stack(self._samples)
+        return self._dense
+
+    def as_cpu(self) -> TensorList:
+        """The batch copied to host memory, as a ``TensorList`` of numpy arrays."""
+        if self._event is not None:
+            self._event.synchronize()
+        if self._dense is not None:
+            data: Any = self._dense.detach().cpu().numpy()
+        else:
+            data = [t.detach().cpu().numpy() for t in self._samples]
+        return TensorList(data, layout=self._layout, source_info=self._source_info)
+
+    def __dlpack__(self, *, stream: Any = None, **kwargs: Any) -> Any:
+        tensor = self.as_tensor() if self._event is None else self._as_tensor_for(stream)
+        return tensor.__dlpack__(stream=-1, **kwargs)
+
+    def _as_tensor_for(self, stream: Any) -> Any:
+        # The DLPack consumer names its stream: it waits for the batch's event on the GPU;
+        # with no stream (or the legacy default one) the host waits.
+        import torch
+
+        if isinstance(stream, int) and stream > 2:
+            consumer = torch.cuda.ExternalStream(stream)
+            consumer.wait_event(self._event)
+        elif stream != -1:
+            self._event.synchronize()
+        if self._dense is not None:
+            return self._dense
+        return torch.stack(self._samples)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        tensors = self._tensors()
+        if not tensors:
+            return (1, 0)  # kDLCPU
+        return tensors[0].__dlpack_device__()
+
+    def data_ptr(self) -> int:
+        """Address of the dense batch's memory on the device."""
+        return int(self.as_tensor().data_ptr())
+
+    def layout(self) -> str:
+        return self._layout
+
+    def shape(self) -> list[tuple[int, ...]]:
+        if self._dense is not None:
+            return [tuple(self._dense.shape[1:])] * len(self._dense)
+        return [tuple(t.shape) for t in self._samples]
+
+    @property
+    def device(self) -> Any:
+        """The torch device the batch is on."""
+        tensors = self._tensors()
+        return tensors[0].device if tensors else None
+
+    @property
+    def dtype(self) -> types.DALIDataType:
+        return types.to_dali(self.numpy_dtype)
+
+    @property
+    def numpy_dtype(self) -> np.dtype:
+        tensors = self._tensors()
+        if not tensors:
+            return np.dtype(np.float32)
+        import torch
+
+        return torch.empty(0, dtype=tensors[0].dtype).numpy().dtype
+
+    def __repr__(self) -> str:
+        shapes = self.shape()
+        head = ", ".join(map(str, shapes[:3])) + (", ..." if len(shapes) > 3 else "")
+        return (f"TensorListGPU(len={len(self)}, dtype={self.dtype.name}, "
+                f"layout={self._layout!r}, device={self.device}, shapes=[{head}])")

@@ -14,8 +14,22 @@ import numpy as np
 from stoker.kernels.cpu import rng
 
 
+class _Failed:
+    """Stands in for a sample that failed under on_error="skip": the operators after it pass
+    it on untouched, and the executor drops its row from the batch."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<failed sample>"
+
+
+FAILED: Any = _Failed()
+
+
 class BatchContext:
-    __slots__ = ("iteration", "first_index", "size", "batch_size", "pipeline", "epoch")
+    __slots__ = ("iteration", "first_index", "size", "batch_size", "pipeline", "epoch",
+                 "failures", "dropped", "topup")
 
     def __init__(self, iteration: int, first_index: int, batch_size: int, pipeline: Any,
                  epoch: int = 0):
@@ -25,6 +39,20 @@ class BatchContext:
         self.size = batch_size  # samples in this batch (sources may make fewer)
         self.batch_size = batch_size
         self.pipeline = pipeline
+        # on_error="skip" only (None otherwise): failed rows (index in the batch -> reason),
+        # failures that are not a row (a batch callback that raised: (what, reason)), and
+        # whether this call tops up a batch that lost samples (sources count it as the
+        # same iteration).
+        self.failures: dict[int, str] | None = None
+        self.dropped: list[tuple[str, str]] | None = None
+        self.topup = False
+
+    def fail(self, row: int, reason: str) -> bool:
+        """Records a failed row under on_error="skip"; False when errors must be raised."""
+        if self.failures is None:
+            return False
+        self.failures[row] = reason
+        return True
 
 
 class ChunkContext:
@@ -85,10 +113,27 @@ class GpuContext(ChunkContext):
     the CUDA stream its work goes on (None on CPU tensors). Random draws are the CPU
     operators' draws: same seed, same sample indices."""
 
-    __slots__ = ("device", "stream")
+    __slots__ = ("device", "stream", "pool")
 
     def __init__(self, batch: BatchContext, seed: int, n: int, source_info: list[str] | None,
-                 device: Any, stream: Any = None):
+                 device: Any, stream: Any = None, pool: Any = None):
         super().__init__(batch, seed, 0, n, source_info)
         self.device = device
         self.stream = stream
+        self.pool = pool  # the pipeline's WorkerPool, for CPU work inside a GPU operator
+
+    def map(self, fn: Any, n: int) -> list:
+        """``[fn(0), ..., fn(n-1)]`` on the pipeline's threads (here when there is no pool)."""
+        if self.pool is None:
+            return [fn(i) for i in range(n)]
+        return self.pool.map(fn, n)
+
+
+class SampleFailure(Exception):
+    """Raised by a GPU operator's glue when sample ``index`` (in the batch) failed, so that
+    the executor's error names that sample's source like a CPU operator's does."""
+
+    def __init__(self, index: int, cause: BaseException):
+        super().__init__(f"{type(cause).__name__}: {cause}")
+        self.index = index
+        self.cause = cause

@@ -14,13 +14,13 @@ from typing import Any
 
 import numpy as np
 
-from stoker.errors import SampleError, StokerError
+from stoker.errors import PipelineError, SampleError, StokerError
 from stoker.executor.context import BatchContext, ChunkContext
 from stoker.executor.pool import WorkerPool
 from stoker.graph.compile import Plan, Stage
 from stoker.graph.node import DataNode, OpNode
 from stoker.kernels.cpu.rng import derive_seed
-from stoker.tensors import TensorList
+from stoker.tensors import TensorList, TensorListGPU
 
 # Values flowing between operators: a dense array (sample axis first) or a list of arrays.
 Value = Any
@@ -50,10 +50,15 @@ def batch_len(value: Value) -> int:
 
 class Executor:
     def __init__(self, plan: Plan, instances: dict[OpNode, Any], num_threads: int,
-                 batch_size: int, name: str):
+                 batch_size: int, name: str, device_id: int | None = None):
         self.plan = plan
         self.instances = instances
         self.batch_size = batch_size
+        self.gpu: Any = None  # runs the plan's GPU part (stoker/executor/gpu.py)
+        if plan.has_gpu:  # first: a failure here must not leave the pool's threads behind
+            from stoker.executor.gpu import GpuRunner
+
+            self.gpu = GpuRunner(self, device_id)
         self.pool = WorkerPool(num_threads, name)
         self.num_threads = self.pool.num_threads
         self.profiler: Any = None  # a stoker.executor.profile.Profiler when profiling
@@ -62,10 +67,14 @@ class Executor:
 
     def seeds(self, epoch: int) -> dict[OpNode, int]:
         """Each operator's seed for an epoch: a new stream per epoch, the same every run."""
-        if self._epoch_seeds[0] != epoch:
-            self._epoch_seeds = (epoch, {op: derive_seed(seed, epoch)
-                                         for op, seed in self.plan.seeds.items()})
-        return self._epoch_seeds[1]
+        # One read of the cache: the GPU part's thread asks too, and must never get the
+        # other thread's epoch between the check and the read.
+        cached = self._epoch_seeds
+        if cached[0] != epoch:
+            cached = (epoch, {op: derive_seed(seed, epoch)
+                              for op, seed in self.plan.seeds.items()})
+            self._epoch_seeds = cached
+        return cached[1]
 
     def close(self) -> None:
         self.pool.close()
@@ -85,10 +94,60 @@ class Executor:
             self.profiler.record("batch", "batch", bctx.iteration, start, perf_counter())
 
     def _run_batch(self, bctx: BatchContext) -> list[TensorList]:
+        if self.gpu is not None:  # synchronous mode: both parts on this thread
+            return self.run_gpu_part(self.run_cpu_part(bctx))
+        if bctx.failures is not None:  # on_error="skip"
+            from stoker.executor.skipping import run_skipping
+
+            return run_skipping(self, bctx)
+        values, infos = self.run_stages(bctx)
+        return self.tensor_lists(values, infos)
+
+    def tensor_lists(self, values: dict, infos: dict, event: Any = None) -> list[TensorList]:
+        outputs = []
+        for node in self.plan.outputs:
+            src = self.plan.info_from.get(node)
+            info = infos.get(src) if src is not None else None
+            if node.device == "gpu":
+                outputs.append(TensorListGPU(values[node], layout=node.layout or "",
+                                             source_info=info, event=event))
+            else:
+                outputs.append(TensorList(values[node], layout=node.layout or "",
+                                          source_info=info))
+        return outputs
+
+    # -- the GPU part (stoker/executor/gpu.py) -----------------------------------------------
+    def run_cpu_part(self, bctx: BatchContext) -> Any:
+        """The CPU stages of a batch, whose GPU part ``run_gpu_part`` runs later (maybe on
+        another thread, while this one starts the next batch)."""
+        from stoker.executor.gpu import PartialBatch
+
+        if bctx.failures is not None:
+            raise PipelineError('on_error="skip" does not support pipelines with GPU '
+                                "operators yet")
+        start = perf_counter()
+        values, infos = self.run_stages(bctx)
+        if self.profiler is not None:
+            self.profiler.record("(cpu part)", "batch", bctx.iteration, start, perf_counter())
+        return PartialBatch(values, infos, bctx.size, bctx)
+
+    def run_gpu_part(self, part: Any) -> list[TensorList]:
+        start = perf_counter()
+        values, event = self.gpu.run(part)
+        if self.profiler is not None:
+            self.profiler.record("(gpu part)", "batch", part.bctx.iteration, start,
+                                 perf_counter())
+        return self.tensor_lists(values, part.infos, event)
+
+    def run_stages(self, bctx: BatchContext, before_batch_stage: Any = None) -> tuple[dict, dict]:
+        """Runs every stage of the plan for one batch: the values of every node, and the
+        source_info lists. ``before_batch_stage(values, infos)`` runs before each stage
+        that needs the whole batch (on_error="skip" drops failed rows there)."""
         values: dict[DataNode, Value] = {}
         infos: dict[DataNode, list[str] | None] = {}
         n = None
-        for stage in self.plan.stages:
+        # The GPU part, if any, is run_gpu_part's.
+        for stage in self.plan.stages[:self.plan.gpu_from]:
             if stage.kind == "source":
                 # A source that fails must not leave the others a batch behind: every source
                 # still takes its part of this batch (fed inputs, reader position), so the
@@ -120,22 +179,20 @@ class Executor:
                             op=op.schema.fn_name, where=op.where)
                 if failure is not None:
                     raise failure
+                bctx.size = bctx.batch_size if n is None else n
                 continue
             if n is None:
-                n = self.batch_size
+                n = bctx.batch_size
             bctx.size = n
             if stage.kind == "batch":
+                if before_batch_stage is not None:
+                    n = before_batch_stage(values, infos)
                 self._run_batch_stage(stage, values, infos, bctx)
             else:
                 self._run_sample_stage(stage, values, infos, bctx, n)
         if n is None:
-            n = self.batch_size
-        outputs = []
-        for node in self.plan.outputs:
-            src = self.plan.info_from.get(node)
-            info = infos.get(src) if src is not None else None
-            outputs.append(TensorList(values[node], layout=node.layout or "", source_info=info))
-        return outputs
+            bctx.size = bctx.batch_size
+        return values, infos
 
     # -- stages ----------------------------------------------------------------------------
     def _run_batch_stage(self, stage: Stage, values: dict, infos: dict,

@@ -6,6 +6,12 @@ exception that stopped it). ``StopIteration`` from a source ends the stream unti
 goes on. ``pending`` counts batches scheduled and not yet taken, so callers can keep
 exactly ``prefetch_queue_depth`` in flight. In synchronous mode ``schedule()`` makes the
 batch on the calling thread.
+
+With a ``finish`` step (a pipeline with GPU operators), a batch is made in two steps: the
+producer thread runs ``produce()`` (the CPU part) and hands the result to a second thread
+that runs ``finish(result)`` (the GPU part) while the producer starts the next batch. The
+second thread takes batches in order, so ordering, errors and end-of-stream are delivered
+exactly as with one step.
 """
 
 from __future__ import annotations
@@ -19,8 +25,10 @@ from stoker.errors import PipelineError
 
 
 class Prefetcher:
-    def __init__(self, produce: Callable[[], Any], asynchronous: bool, name: str):
+    def __init__(self, produce: Callable[[], Any], asynchronous: bool, name: str,
+                 finish: Callable[[Any], Any] | None = None):
         self._produce = produce
+        self._finish = finish
         self._async = asynchronous
         self._name = name
         self._cv = threading.Condition()
@@ -30,12 +38,16 @@ class Prefetcher:
         self._ended = False
         self._stop = False
         self._thread: threading.Thread | None = None
+        # Two-step mode: batches whose first step is done, waiting for (or in) the second.
+        self._handoff: deque[tuple[bool, Any]] = deque()
+        self._finishing = 0  # in _handoff or being finished
+        self._finisher: threading.Thread | None = None
 
     @property
     def pending(self) -> int:
         """Batches scheduled and not yet taken by the consumer."""
         with self._cv:
-            return self._credits + len(self._results) + int(self._busy)
+            return self._credits + len(self._results) + int(self._busy) + self._finishing
 
     def schedule(self, n: int = 1) -> None:
         if self._stop:
@@ -44,7 +56,10 @@ class Prefetcher:
             for _ in range(n):
                 if self._ended:
                     return
-                self._results.append(self._make())
+                result = self._make()
+                if self._finish is not None:
+                    result = self._make_rest(result)
+                self._results.append(result)
             return
         with self._cv:
             if self._ended:
@@ -53,6 +68,10 @@ class Prefetcher:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._loop, name=self._name, daemon=True)
                 self._thread.start()
+                if self._finish is not None:
+                    self._finisher = threading.Thread(target=self._finish_loop,
+                                                      name=f"{self._name}-gpu", daemon=True)
+                    self._finisher.start()
             self._cv.notify_all()
 
     def _make(self) -> tuple[bool, Any]:
@@ -61,6 +80,15 @@ class Prefetcher:
         except BaseException as e:  # delivered to the consumer in order
             if isinstance(e, StopIteration):
                 self._ended = True
+            return False, e
+
+    def _make_rest(self, first: tuple[bool, Any]) -> tuple[bool, Any]:
+        ok, value = first
+        if not ok:
+            return first
+        try:
+            return True, self._finish(value)
+        except BaseException as e:  # delivered to the consumer in order
             return False, e
 
     def _loop(self) -> None:
@@ -75,9 +103,27 @@ class Prefetcher:
             result = self._make()
             with self._cv:
                 self._busy = False
-                self._results.append(result)
+                if self._finish is None:
+                    self._results.append(result)
+                else:
+                    self._handoff.append(result)
+                    self._finishing += 1
                 if self._ended:
                     self._credits = 0
+                self._cv.notify_all()
+
+    def _finish_loop(self) -> None:
+        while True:
+            with self._cv:
+                while not self._handoff and not self._stop:
+                    self._cv.wait()
+                if self._stop:
+                    return
+                first = self._handoff.popleft()
+            result = self._make_rest(first)
+            with self._cv:
+                self._finishing -= 1
+                self._results.append(result)
                 self._cv.notify_all()
 
     def get(self) -> Any:
@@ -86,9 +132,9 @@ class Prefetcher:
             while not self._results:
                 if self._stop:
                     raise PipelineError("the pipeline is closed")
-                if self._ended:
+                if self._ended and not self._finishing:
                     raise StopIteration
-                if self._credits == 0 and not self._busy:
+                if self._credits == 0 and not self._busy and not self._finishing:
                     raise PipelineError("no batch is scheduled: call schedule_run() or run()")
                 self._cv.wait()
             ok, value = self._results.popleft()
@@ -105,7 +151,7 @@ class Prefetcher:
         epoch's samples. Finishing the scheduled ones first makes the epoch boundary
         depend on the calls made, never on how far the producer thread happened to get."""
         with self._cv:
-            while self._busy or (self._credits and not self._stop):
+            while self._busy or ((self._credits or self._finishing) and not self._stop):
                 self._cv.wait()
             before()
             self._results = deque(r for r in self._results if not (
@@ -117,6 +163,6 @@ class Prefetcher:
         with self._cv:
             self._stop = True
             self._cv.notify_all()
-        t = self._thread
-        if t is not None and t is not threading.current_thread():
-            t.join(timeout)
+        for t in (self._thread, self._finisher):
+            if t is not None and t is not threading.current_thread():
+                t.join(timeout)

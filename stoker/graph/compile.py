@@ -4,6 +4,11 @@ The plan keeps the operators the outputs need (plus ``preserve=True`` ones), in 
 order, checks device edges, gives each operator its random seed, and cuts the operators
 into stages: sources first, then runs of per-sample operators separated by operators that
 need the whole batch. For each stage it records which values later stages still read.
+
+Operators placed on the GPU (device "mixed" or "gpu"), and CPU operators that read their
+results back (``.cpu()``), come after every CPU-only operator, in DALI's order cpu ->
+mixed -> gpu: the stages from ``Plan.gpu_from`` on form the batch's GPU part, which the
+executor runs on its own thread and CUDA stream while the CPU part of the next batch runs.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from stoker.kernels.cpu.rng import derive_seed
 
 @dataclass
 class Stage:
-    kind: str  # "source", "sample" or "batch"
+    kind: str  # "source", "sample", "batch" or "gpu" (device "mixed"/"gpu" operators)
     ops: list[OpNode]
     reads: list[DataNode] = field(default_factory=list)  # values from earlier stages
     live_out: list[DataNode] = field(default_factory=list)  # values later stages need
@@ -33,6 +38,16 @@ class Plan:
     seeds: dict[OpNode, int]
     # The source operator whose per-sample source_info each value carries, if any.
     info_from: dict[DataNode, DataNode | None]
+    # Index of the first stage of the GPU part (len(stages) when there is none).
+    gpu_from: int = -1
+
+    def __post_init__(self) -> None:
+        if self.gpu_from < 0:
+            self.gpu_from = len(self.stages)
+
+    @property
+    def has_gpu(self) -> bool:
+        return self.gpu_from < len(self.stages)
 
 
 def collect(outputs: list[DataNode], extra: list[OpNode]) -> list[OpNode]:
@@ -89,22 +104,44 @@ def compile_plan(outputs: list[DataNode], all_ops: list[OpNode], pipeline_seed: 
         for n in op.outputs:
             info_from[n] = src
 
-    stages = [Stage("source", [op for op in ops if op.schema.stage == "source"])]
+    cpu_ops, gpu_ops = _split_devices(ops)
+    stages = [Stage("source", [op for op in cpu_ops if op.schema.stage == "source"])]
+    stages += _cut(op for op in cpu_ops if op.schema.stage != "source")
+    stages = [s for s in stages if s.ops]
+    gpu_from = len(stages)
+    stages += _cut(gpu_ops)
+    _liveness(stages, outputs)
+    return Plan(ops, outputs, stages, seeds, info_from, gpu_from)
+
+
+def _split_devices(ops: list[OpNode]) -> tuple[list[OpNode], list[OpNode]]:
+    """(CPU part, GPU part), each in creation order. The GPU part holds the operators on
+    the GPU and every operator downstream of one (CPU operators after a ``.cpu()``); the
+    CPU part never reads a value of the GPU part, so running it first is a valid order."""
+    on_gpu: set[int] = set()
+    for op in ops:
+        if op.device in ("gpu", "mixed") or any(id(n.op) in on_gpu for n in op.upstream()):
+            on_gpu.add(id(op))
+    return ([op for op in ops if id(op) not in on_gpu], [op for op in ops if id(op) in on_gpu])
+
+
+def _cut(ops: Any) -> list[Stage]:
+    """Stages of a run of operators: a batch operator alone, consecutive per-sample
+    operators together, consecutive GPU operators together."""
+    stages: list[Stage] = []
     current: Stage | None = None
     for op in ops:
-        if op.schema.stage == "source":
-            continue
-        if op.schema.stage == "batch":
+        kind = "gpu" if op.device in ("gpu", "mixed") else \
+            "batch" if op.schema.stage == "batch" else "sample"
+        if kind == "batch":
             stages.append(Stage("batch", [op]))
             current = None
-        else:
-            if current is None:
-                current = Stage("sample", [])
-                stages.append(current)
-            current.ops.append(op)
-    stages = [s for s in stages if s.ops]
-    _liveness(stages, outputs)
-    return Plan(ops, outputs, stages, seeds, info_from)
+            continue
+        if current is None or current.kind != kind:
+            current = Stage(kind, [])
+            stages.append(current)
+        current.ops.append(op)
+    return stages
 
 
 def _liveness(stages: list[Stage], outputs: list[DataNode]) -> None:

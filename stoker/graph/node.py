@@ -114,6 +114,8 @@ class DataNode:
 
     # -- device moves and shape ------------------------------------------------------------
     def gpu(self) -> DataNode:
+        if self.device == "gpu":
+            return self
         from stoker.ops.registry import call_op
 
         return call_op("_to_device", [self], {"device": "gpu"})
@@ -123,7 +125,11 @@ class DataNode:
             return self
         from stoker.ops.registry import call_op
 
-        return call_op("_to_device", [self], {"device": "cpu"})
+        # Runs in the batch's GPU part (after the GPU operators); its output is a CPU node,
+        # which the executor downloads to host memory.
+        out = call_op("_to_device", [self], {"device": "gpu"})
+        out.device = "cpu"
+        return out
 
     def shape(self, dtype: Any = None, device: str = "cpu") -> DataNode:
         from stoker.ops.registry import call_op

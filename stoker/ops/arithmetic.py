@@ -15,6 +15,7 @@ from stoker import types
 from stoker.errors import ArgumentTypeError
 from stoker.graph.node import DataNode
 from stoker.kernels.cpu import arith
+from stoker.kernels.gpu.lazy import lazy
 from stoker.ops.registry import call_op, register
 from stoker.ops.schema import Arg, Example, Input, OpSchema
 
@@ -71,6 +72,7 @@ register(OpSchema(
     args=(Arg("op", "str", "add", "The operation.", choices=_OPS),
           Arg("scalars", "any", (), "Scalar operands as (position, value, declared type).")),
     kernel=arith_sample, batch_kernel=arith_batch, layout=_layout,
+    devices=("cpu", "gpu"), gpu_kernel=lazy("arith", "arith"),
     dtype=lambda dts, a: arith.result_type(a["op"], _with_scalar_types(dts, a)),
     examples=(
         Example(args={"op": "add"}, inputs=([np.array([1, 2], np.uint8)],

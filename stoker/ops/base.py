@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from stoker.errors import SampleError
-from stoker.executor.context import ChunkContext, SampleContext
+from stoker.executor.context import FAILED, ChunkContext, SampleContext
 from stoker.graph.node import OpNode
 
 
@@ -57,15 +57,24 @@ class SampleOp:
             raise SampleError(f"{self.op.describe()}: needs uniform sample shapes for its "
                               "batch kernel", op=self.op.schema.fn_name, where=self.op.where)
         outs: list[list] = [[] for _ in range(self.n_out)]
+        skipping = ctx.batch.failures is not None
         for j in range(ctx.n):
             sctx = ctx.sample(j)
+            if skipping and (any(x[j] is FAILED for x in ins) or
+                             any(v[j] is FAILED for v in argv.values())):
+                for lst in outs:  # failed upstream (on_error="skip"): pass the stand-in on
+                    lst.append(FAILED)
+                continue
             args = self.args if not argv else {**self.args, **{k: v[j] for k, v in argv.items()}}
             try:
                 res = as_outputs(kernel([x[j] for x in ins], args, sctx), self.n_out)
-            except SampleError:
-                raise
             except Exception as e:
-                raise sample_error(self.op, sctx, e) from e
+                err = e if isinstance(e, SampleError) else sample_error(self.op, sctx, e)
+                if not ctx.batch.fail(ctx.lo + j, str(err)):
+                    if err is e:
+                        raise
+                    raise err from e
+                res = (FAILED,) * self.n_out
             for lst, r in zip(outs, res, strict=True):
-                lst.append(np.asarray(r))
+                lst.append(r if r is FAILED else np.asarray(r))
         return tuple(outs)

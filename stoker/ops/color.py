@@ -24,6 +24,7 @@ import numpy as np
 from stoker import types
 from stoker.errors import ArgumentError
 from stoker.kernels.cpu import color as K
+from stoker.kernels.gpu.lazy import lazy
 from stoker.ops.geometry import sample_kernel
 from stoker.ops.image_args import (
     check_input_type,
@@ -99,6 +100,7 @@ for _name, _args, _doc in (
         args=(*_args, _dtype_arg(None, _AFFINE_OUT)),
         kernel=sample_kernel(brightness_contrast_batch),
         batch_kernel=brightness_contrast_batch, dtype=dtype_rule,
+        devices=("cpu", "gpu"), gpu_kernel=lazy("color", "brightness_contrast"),
         examples=(
             Example(args={_first: 1.5}, inputs=(_RAGGED,)),
             Example(args={_first: 0.5, "dtype": T.FLOAT}, inputs=([_u8(4, 4)] * 2,)),
@@ -164,6 +166,7 @@ for _name, _args, _doc, _dtype in (
     register(OpSchema(
         name=_name, doc=_doc, inputs=(IMAGE,), args=(*_args, _dtype_arg(_dtype, _TWIST_OUT)),
         kernel=sample_kernel(twist_batch), batch_kernel=twist_batch, dtype=dtype_rule,
+        devices=("cpu", "gpu"), gpu_kernel=lazy("color", "twist"),
         examples=tuple(Example(args={_first: 0.6 if _first == "saturation" else 30.0,
                                      **e.args}, inputs=e.inputs, raises=e.raises,
                                match=e.match) for e in _TWIST_EXAMPLES),
@@ -207,6 +210,7 @@ register(OpSchema(
           Arg("output_type", "image_type", REQUIRED, "Color space of the output.",
               choices=_SPACES)),
     kernel=sample_kernel(csc_batch), batch_kernel=csc_batch, check=_csc_check,
+    devices=("cpu", "gpu"), gpu_kernel=lazy("color", "color_space_conversion"),
     layout=_csc_layout,
     examples=(
         Example(args={"image_type": types.RGB, "output_type": types.YCbCr}, inputs=(_RAGGED,)),

@@ -6,8 +6,12 @@ that take a window read the image's header first, resolve the window against the
 graph compiler turns decoders.image followed by ``crop``, ``slice`` or a cropping
 ``crop_mirror_normalize`` into these window decoders (``graph/fuse.py``).
 
-``device="mixed"`` is listed so that DALI pipelines asking for it get a clear DeviceError
-on machines without a GPU.
+``device="mixed"`` runs in the batch's GPU part (``mixed_kernel``): JPEGs are decoded in
+one batch on the GPU (``kernels/gpu/jpeg.py``: nvImageCodec or torchvision's nvJPEG), each
+cut to the window the CPU decoder would cut (the same header read, the same random draws);
+other formats, images the GPU path does not cover, and CPU tensors
+(``STOKER_GPU_ON_CPU=1``) are decoded by the CPU kernels on the pipeline's threads and
+uploaded. Outputs are HWC uint8 tensors on the device, like the CPU decoder's arrays.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from stoker.errors import ArgumentError
 from stoker.kernels.cpu import decode as K
 from stoker.kernels.cpu import tensor as T
 from stoker.kernels.cpu.crop_window import random_crop_window
+from stoker.ops.decoders_mixed import mixed_kernel
 from stoker.ops.geometry import resolve_windows
 from stoker.ops.registry import register
 from stoker.ops.schema import Arg, Example, Input, OpSchema
@@ -41,14 +46,16 @@ DECODE_ARGS = (
         "TIFF)."),
     Arg("use_fast_idct", "bool", False, "Use libjpeg-turbo's fast integer IDCT for JPEGs "
         "instead of the accurate one (faster, up to a few levels different)."),
-    Arg("jpeg_fancy_upsampling", "bool", False, "Accepted for portability: the CPU decoder "
-        "always uses smooth chroma upsampling, which is what this asks the GPU one to do."),
+    Arg("jpeg_fancy_upsampling", "bool", False, "Smooth chroma upsampling for the GPU decoder "
+        "(device='mixed' with nvImageCodec); the CPU decoder always upsamples smoothly."),
     Arg("affine", "bool", True, _IGNORED),
     Arg("device_memory_padding", "int", 16777216, _IGNORED),
     Arg("device_memory_padding_jpeg2k", "int", 0, _IGNORED),
     Arg("host_memory_padding", "int", 8388608, _IGNORED),
     Arg("host_memory_padding_jpeg2k", "int", 0, _IGNORED),
-    Arg("hw_decoder_load", "float", 0.65, _IGNORED),
+    Arg("hw_decoder_load", "float", 0.65, "Share of a batch's JPEGs given to the hardware "
+        "JPEG decoder (A100, H100) with device='mixed' and nvImageCodec; no effect "
+        "otherwise."),
     Arg("hybrid_huffman_threshold", "int", 1000000, _IGNORED),
     Arg("preallocate_height_hint", "int", 0, _IGNORED),
     Arg("preallocate_width_hint", "int", 0, _IGNORED),
@@ -173,31 +180,37 @@ def image_kernel(ins: list, args: dict, ctx: Any) -> np.ndarray:
     return K.decode(ins[0], **decode_options(args), fast_idct=args["use_fast_idct"])
 
 
-def image_crop_kernel(ins: list, args: dict, ctx: Any) -> np.ndarray:
-    opts = decode_options(args)
-    info = K.probe(ins[0])
-    h, w = info.shape(opts["adjust_orientation"])
-    return K.decode(ins[0], **opts, roi=crop_window(args, h, w), info=info,
-                    fast_idct=args["use_fast_idct"])
+# Each window decoder's window, from one sample's inputs, arguments and context and the
+# oriented image size: shared by the CPU kernels and the mixed path, so both cut the same.
+
+def _crop_roi(ins: list, args: dict, ctx: Any, h: int, w: int) -> tuple[int, int, int, int]:
+    return crop_window(args, h, w)
 
 
-def image_random_crop_kernel(ins: list, args: dict, ctx: Any) -> np.ndarray:
-    opts = decode_options(args)
-    info = K.probe(ins[0])
-    h, w = info.shape(opts["adjust_orientation"])
-    roi = random_crop_window(ctx.generator(), h, w, args["random_area"],
-                             args["random_aspect_ratio"], args["num_attempts"])
-    return K.decode(ins[0], **opts, roi=roi, info=info, fast_idct=args["use_fast_idct"])
+def _random_roi(ins: list, args: dict, ctx: Any, h: int, w: int) -> tuple[int, int, int, int]:
+    return random_crop_window(ctx.generator(), h, w, args["random_area"],
+                              args["random_aspect_ratio"], args["num_attempts"])
 
 
-def image_slice_kernel(ins: list, args: dict, ctx: Any) -> np.ndarray:
-    opts = decode_options(args)
-    info = K.probe(ins[0])
-    h, w = info.shape(opts["adjust_orientation"])
+def _slice_roi(ins: list, args: dict, ctx: Any, h: int, w: int) -> tuple[int, int, int, int]:
     anchor = ins[1] if len(ins) > 1 else None
     shape = ins[2] if len(ins) > 2 else None
-    return K.decode(ins[0], **opts, roi=slice_window(args, h, w, anchor, shape), info=info,
-                    fast_idct=args["use_fast_idct"])
+    return slice_window(args, h, w, anchor, shape)
+
+
+def _window_kernel(roi: Any) -> Any:
+    def kernel(ins: list, args: dict, ctx: Any) -> np.ndarray:
+        opts = decode_options(args)
+        info = K.probe(ins[0])
+        h, w = info.shape(opts["adjust_orientation"])
+        return K.decode(ins[0], **opts, roi=roi(ins, args, ctx, h, w), info=info,
+                        fast_idct=args["use_fast_idct"])
+    return kernel
+
+
+image_crop_kernel = _window_kernel(_crop_roi)
+image_random_crop_kernel = _window_kernel(_random_roi)
+image_slice_kernel = _window_kernel(_slice_roi)
 
 
 def peek_kernel(ins: list, args: dict, ctx: Any) -> np.ndarray:
@@ -237,7 +250,8 @@ register(OpSchema(
     name="decoders.image",
     doc="Decodes images (JPEG, PNG, BMP, TIFF, WebP, PNM, JPEG 2000) to HWC arrays.",
     inputs=(ENCODED,), args=(*DECODE_ARGS, *CACHE_ARGS), devices=DEVICES, renamed=RENAMED,
-    kernel=image_kernel, layout=_hwc, dtype=_out_dtype,
+    kernel=image_kernel, gpu_kernel=mixed_kernel(image_kernel, None), layout=_hwc,
+    dtype=_out_dtype,
     examples=(
         Example(inputs=_SAMPLES),
         Example(args={"output_type": types.GRAY, "dtype": types.FLOAT}, inputs=_SAMPLES),
@@ -268,7 +282,8 @@ register(OpSchema(
     name="decoders.image_crop",
     doc="Decodes only a window of each image; the window is placed as fn.crop places it.",
     inputs=(ENCODED,), args=(*DECODE_ARGS, *CROP_ARGS), devices=DEVICES, renamed=RENAMED,
-    kernel=image_crop_kernel, layout=_hwc, dtype=_out_dtype, check=_check_crop,
+    kernel=image_crop_kernel, gpu_kernel=mixed_kernel(image_crop_kernel, _crop_roi),
+    layout=_hwc, dtype=_out_dtype, check=_check_crop,
     examples=(
         Example(args={"crop": [5, 6]}, inputs=_SAMPLES),
         Example(args={"crop": [4, 5], "crop_pos_x": 0.0, "crop_pos_y": 1.0,
@@ -291,6 +306,7 @@ register(OpSchema(
           Arg("num_attempts", "int", 10, "Draws before falling back to a centred window.",
               range=(1, None))),
     devices=DEVICES, renamed=RENAMED, random=True, kernel=image_random_crop_kernel,
+    gpu_kernel=mixed_kernel(image_random_crop_kernel, _random_roi),
     layout=_hwc, dtype=_out_dtype, check=_check_random_crop,
     examples=(
         Example(inputs=_SAMPLES),
@@ -322,7 +338,8 @@ register(OpSchema(
     inputs=(ENCODED, Input("anchor", "Window start per axis.", optional=True),
             Input("shape_input", "Window size per axis.", optional=True)),
     args=(*DECODE_ARGS, *SLICE_ARGS), devices=DEVICES, renamed=RENAMED,
-    kernel=image_slice_kernel, layout=_hwc, dtype=_out_dtype,
+    kernel=image_slice_kernel, gpu_kernel=mixed_kernel(image_slice_kernel, _slice_roi),
+    layout=_hwc, dtype=_out_dtype,
     examples=(
         Example(args={"rel_start": [0.25, 0.1], "rel_shape": [0.5, 0.5]}, inputs=_SAMPLES),
         Example(args={"start": [1, 2], "shape": [4, 3]}, inputs=_SAMPLES),

@@ -22,6 +22,7 @@ import numpy as np
 
 from stoker import types
 from stoker.errors import ArgumentError, ArgumentTypeError, SampleError
+from stoker.executor.context import FAILED
 from stoker.graph.node import OpNode
 from stoker.ops.registry import register
 from stoker.ops.schema import Arg, Example, OpSchema
@@ -60,6 +61,10 @@ class ExternalSource:
         self.fed: collections.deque = collections.deque()
         self.epoch = 0
         self.iteration = 0  # batches in this epoch
+        # on_error="skip": samples taken by top-ups this epoch (later batches start past
+        # them), and the next per-sample index.
+        self.skipped_ahead = 0
+        self.next_index = self.batch_first = 0
         self.iterator: Any = None
         self.exhausted = False
         self._pool: ThreadPoolExecutor | None = None
@@ -155,26 +160,73 @@ class ExternalSource:
 
     def _per_sample(self, bctx: Any) -> list:
         n = bctx.batch_size
-        first = self.iteration * n
-        infos = [types.SampleInfo(first + i, i, self.iteration, self.epoch) for i in range(n)]
-        if self.n_params == 0:
-            return [self.source() for _ in infos]
+        # Sample indices run on from the last one given (on_error="skip" tops a batch up
+        # with the next ones), which is iteration * batch_size when nothing was skipped.
+        if bctx.topup:
+            first = self.next_index
+            self.skipped_ahead += n
+        else:
+            first = self.batch_first = self.iteration * n + self.skipped_ahead
+        infos = [types.SampleInfo(first + i, first - self.batch_first + i, self.iteration,
+                                  self.epoch) for i in range(n)]
+        self.next_index = first + n
+        call = self._call_one if bctx.failures is not None else (
+            self.source if self.n_params else lambda _: self.source())
         if self.parallel and self.workers > 1:
-            return list(self._workers().map(self.source, infos))
-        return [self.source(info) for info in infos]
+            out = list(self._workers().map(call, infos))
+        else:
+            out = [call(info) for info in infos]
+        if bctx.failures is not None:
+            for row, value in enumerate(out):
+                if isinstance(value, _Raised):
+                    bctx.fail(row, f"{self.op.describe()}: the source raised on sample "
+                                   f"{infos[row].idx_in_epoch}: {value}")
+                    out[row] = FAILED
+        return out
 
-    def next_batch(self, bctx: Any) -> tuple[list, None]:
+    def _call_one(self, info: Any) -> Any:
+        """on_error="skip": one sample; an exception (other than StopIteration) comes back
+        as a value so the other samples go on."""
         try:
-            raw = self._next_raw(bctx)
+            return self.source(info) if self.n_params else self.source()
         except StopIteration:
             raise
-        except (ArgumentError, SampleError):
-            raise
         except Exception as e:
-            raise SampleError(
-                f"{self.op.describe()}: the source raised {type(e).__name__}: {e}",
-                op="fn.external_source", where=self.op.where) from e
+            return _Raised(f"{type(e).__name__}: {e}")
+
+    @property
+    def can_top_up(self) -> bool:
+        """Per-sample sources can give single samples to replace failed ones."""
+        return self.kind == "callable" and not self.batch
+
+    def next_batch(self, bctx: Any) -> tuple[list, None]:
+        tries = 0
+        while True:
+            try:
+                raw = self._next_raw(bctx)
+                break
+            except StopIteration:
+                raise
+            except (ArgumentError, SampleError):
+                raise
+            except Exception as e:
+                err = SampleError(
+                    f"{self.op.describe()}: the source raised {type(e).__name__}: {e}",
+                    op="fn.external_source", where=self.op.where)
+                # on_error="skip": a batch callback that raised loses that batch; the next
+                # iteration's batch replaces it (a bounded number of times).
+                tries += 1
+                if bctx.dropped is None or not self.batch or self.kind != "callable" or \
+                        tries > 100:
+                    raise err from e
+                bctx.dropped.append((f"batch {self.iteration} of epoch {self.epoch}", str(err)))
+                self.iteration += 1
+        if bctx.topup:
+            return self._outputs(raw)
         self.iteration += 1
+        return self._outputs(raw)
+
+    def _outputs(self, raw: Any) -> tuple[list, None]:
         if self.num_outputs is None:
             return [self._batch(raw, 0)], None
         if not isinstance(raw, tuple | list) or len(raw) != self.num_outputs:
@@ -193,11 +245,12 @@ class ExternalSource:
                     raise TypeError("a batch must have a leading sample axis, got a scalar")
                 samples_dtype, sample_ndim = value.dtype, value.ndim - 1
             else:
-                value = [_to_array(s, self.copy) for s in raw]
-                if not value:
+                value = [s if s is FAILED else _to_array(s, self.copy) for s in raw]
+                present = [s for s in value if s is not FAILED]  # on_error="skip"
+                if not present:
                     return value
-                samples_dtype, sample_ndim = value[0].dtype, value[0].ndim
-                for s in value:
+                samples_dtype, sample_ndim = present[0].dtype, present[0].ndim
+                for s in present:
                     if s.dtype != samples_dtype:
                         raise TypeError(f"samples of one batch have different types "
                                         f"({samples_dtype} and {s.dtype})")
@@ -234,6 +287,7 @@ class ExternalSource:
         object that rewinds itself before raising StopIteration (seed 003's) goes on."""
         self.epoch += 1
         self.iteration = 0
+        self.skipped_ahead = 0
         for future in self._ahead:  # computed for the old epoch's iterations
             future.cancel()
         self._ahead.clear()
@@ -243,9 +297,40 @@ class ExternalSource:
             else:  # as DALI: ask the same iterator again (a self-rewinding one goes on)
                 self.exhausted = False
 
+    # -- checkpoints (stoker/pipeline/checkpoint.py) ----------------------------------------
+    def state(self) -> dict[str, int]:
+        """The epoch and the iteration in it of the next batch: all a callback that takes
+        SampleInfo/BatchInfo (or the iteration) needs to resume, as in DALI."""
+        return {"epoch": self.epoch, "iteration": self.iteration,
+                "skipped_ahead": self.skipped_ahead}
+
+    def restore(self, state: dict[str, int]) -> None:
+        epoch, iteration = int(state["epoch"]), int(state["iteration"])
+        skipped = int(state.get("skipped_ahead", 0))
+        if min(epoch, iteration, skipped) < 0:
+            raise ValueError(f"external_source state {state} has a negative counter")
+        self.epoch, self.iteration, self.skipped_ahead = epoch, iteration, skipped
+        for future in self._ahead:
+            future.cancel()
+        self._ahead.clear()
+
+    def unsaved_state(self) -> str | None:
+        """Why a checkpoint cannot hold this source's position (None when it can)."""
+        if self.kind == "callable" and self.n_params == 0:
+            return "its source is a callable without parameters"
+        if self.kind == "generator":
+            return "its source is a generator function"
+        if self.kind == "iterable":
+            return "its source is an iterable"
+        return None
+
     def close(self) -> None:
         if self._pool is not None:
             self._pool.shutdown(wait=True)
+
+
+class _Raised(str):
+    """A per-sample callback's exception, carried as a value (on_error="skip")."""
 
 
 def positional_params(source: Any) -> int:

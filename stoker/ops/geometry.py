@@ -13,6 +13,7 @@ import numpy as np
 
 from stoker.errors import ArgumentError
 from stoker.kernels.cpu import crop as K
+from stoker.kernels.gpu.lazy import lazy
 from stoker.ops.registry import register
 from stoker.ops.schema import Arg, Example, Input, OpSchema
 
@@ -158,6 +159,7 @@ register(OpSchema(
     args=(*WINDOW_ARGS, Arg("dtype", "dtype", None, "Accepted for portability: the output "
                                                     "keeps the input type.")),
     kernel=sample_kernel(crop_batch), batch_kernel=crop_batch, check=check_window,
+    devices=("cpu", "gpu"), gpu_kernel=lazy("geometry", "crop"),
     examples=(
         Example(args={"crop": [2, 2]}, inputs=([np.arange(48, dtype=np.uint8).reshape(4, 4, 3),
                                                 np.arange(60, dtype=np.uint8).reshape(5, 4, 3)],)),
@@ -197,6 +199,7 @@ register(OpSchema(
           Arg("vertical", "int", 0, "Flip along the height.", per_sample=True, range=(0, 1)),
           Arg("depthwise", "int", 0, "Flip along the depth.", per_sample=True, range=(0, 1))),
     kernel=sample_kernel(flip_batch), batch_kernel=flip_batch,
+    devices=("cpu", "gpu"), gpu_kernel=lazy("geometry", "flip"),
     examples=(
         Example(inputs=([np.arange(12, dtype=np.uint8).reshape(2, 2, 3)] * 2,)),
         Example(args={"horizontal": 0, "vertical": 1},

@@ -13,6 +13,7 @@ import numpy as np
 from stoker import types
 from stoker.errors import ArgumentError
 from stoker.kernels.cpu import crop as K
+from stoker.kernels.gpu.lazy import lazy
 from stoker.ops.geometry import (
     IMAGE,
     WINDOW_ARGS,
@@ -142,6 +143,7 @@ register(OpSchema(
           Arg("output_layout", "layout", "CHW", "Output layout: 'CHW' or 'HWC'."),
           Arg("pad_output", "bool", False, "Pad the channels to 4 with zeros.")),
     kernel=sample_kernel(cmn_batch), batch_kernel=cmn_batch, check=_check, layout=_layout,
+    devices=("cpu", "gpu"), gpu_kernel=lazy("geometry", "crop_mirror_normalize"),
     dtype=lambda d, a: types.to_numpy(a["dtype"]),
     examples=(
         Example(args={"crop": [3, 3], "mean": [1.0, 2.0, 3.0], "std": [2.0, 2.0, 2.0]},

@@ -126,23 +126,61 @@ class FileReader:
         return self.cursor
 
     # -- the source protocol ---------------------------------------------------------------
+    # on_error="skip" may ask for single samples to replace failed ones.
+    can_top_up = True
+
     def next_batch(self, bctx: Any) -> tuple[list, list[str]]:
         index = self._prepare()
-        ids = self._cursor().take(bctx.batch_size)
+        cursor = self._cursor()
+        count = bctx.batch_size
+        if bctx.failures is not None:
+            # on_error="skip" never tops a batch up from the next reader epoch, and where
+            # epochs are cut to whole batches (an iterator's PARTIAL window, padding), a
+            # batch that replacements shifted ends with its epoch: each epoch still holds
+            # every good sample once. The batch comes out short instead.
+            order, left = cursor.order, cursor.order.epoch_length(cursor.epoch) - cursor.position
+            if bctx.topup:
+                count = 0 if cursor.position == 0 else min(count, left)
+            elif order.window is not None or order.pad_last_batch:
+                count = min(count, left)
+        ids = cursor.take(count)
         paths = index.paths
         names = [paths.name(i) for i in ids.index.tolist()]
+        joined = paths.joined(names)
         try:
-            data = self._reader.read(paths.joined(names))
+            data = self._reader.read(joined)
         except OSError as e:
-            path = e.filename or "?"
-            raise SampleError(f"{self._who()}: cannot read file {path!r}: "
-                              f"{e.strerror or e}", op=_FN, source=str(path),
-                              where=self.op.where) from e
+            if bctx.failures is None:
+                raise self._read_error(e) from e
+            data = self._read_each(joined, bctx)
         labels = index.labels[ids.index].reshape(-1, 1)
+        if bctx.topup and bctx.iteration in self.batch_ids:  # the batch's ids, in order
+            ids = SampleIds(*(np.concatenate([a, b]) for a, b in zip(
+                dataclasses.astuple(self.batch_ids[bctx.iteration]),
+                dataclasses.astuple(ids), strict=True)))
         self.batch_ids[bctx.iteration] = ids
         while len(self.batch_ids) > _KEEP_BATCH_IDS:
             self.batch_ids.popitem(last=False)
         return [data, labels], names
+
+    def _read_error(self, e: OSError) -> SampleError:
+        path = e.filename or "?"
+        return SampleError(f"{self._who()}: cannot read file {path!r}: {e.strerror or e}",
+                           op=_FN, source=str(path), where=self.op.where)
+
+    def _read_each(self, paths: list[str], bctx: Any) -> list:
+        """on_error="skip": the files one by one; an unreadable one becomes a failed row."""
+        from stoker.executor.context import FAILED
+        from stoker.readers.files import read_file
+
+        out: list = []
+        for row, path in enumerate(paths):
+            try:
+                out.append(read_file(path))
+            except OSError as e:
+                bctx.fail(row, str(self._read_error(e)))
+                out.append(FAILED)
+        return out
 
     def reset(self) -> None:
         """DALI's readers ignore pipe.reset(): the stream goes on (measured)."""
@@ -151,6 +189,8 @@ class FileReader:
         """Called by an iterator (PARTIAL/DROP) before the first batch: every reader epoch
         spans ``window`` samples, so epochs are exactly-once across shards (order.py)."""
         cursor = self._cursor()
+        if cursor.order.window == window:  # already so (a reader restored from a checkpoint)
+            return
         if cursor.position or cursor.epoch:
             raise RuntimeError(f"{self._who()}: an iterator must be created before the "
                                "pipeline's first run() to align the reader's epochs")
@@ -160,18 +200,30 @@ class FileReader:
     def reader_meta(self) -> dict:
         return self._cursor().order.meta()
 
-    def state(self) -> dict[str, int]:
+    def state(self) -> dict[str, Any]:
         """The reader's position: the next sample it will read is ``position`` in reader
-        epoch ``epoch``. Batches made ahead count as read; see ``state_after``."""
-        return self._cursor().state()
+        epoch ``epoch``. Batches made ahead count as read; see ``state_after``. A
+        checkpoint also keeps the dataset's size (to refuse another dataset) and the
+        epoch window an iterator set (``align_epochs``)."""
+        order = self._cursor().order
+        return {**self._cursor().state(), "size": order.size, "window": order.window}
 
     def state_after(self, iteration: int) -> dict[str, int]:
         """The state right after batch ``iteration`` (pipeline batch number): what to
         restore to go on from the last batch a consumer received."""
         return self._cursor().state_after(self.batch_ids[iteration])
 
-    def restore(self, state: dict[str, int]) -> None:
-        self._cursor().restore(state)
+    def restore(self, state: dict[str, Any]) -> None:
+        cursor = self._cursor()
+        size = state.get("size", cursor.order.size)
+        if size != cursor.order.size:
+            raise ValueError(f"the checkpoint's reader read {size} samples, this one "
+                             f"({self._who()}) reads {cursor.order.size}")
+        window = state.get("window")
+        if window != cursor.order.window:
+            cursor.order = dataclasses.replace(cursor.order, window=window)
+            cursor._cached = None
+        cursor.restore(state)
 
     def close(self) -> None:
         self._reader.close()

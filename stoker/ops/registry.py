@@ -131,11 +131,12 @@ def call_op(name: str, inputs: list[Any], kwargs: dict[str, Any]) -> Any:
     upstream = [*inputs, *arg_nodes.values()]
     pipe = check_same_pipeline(schema, upstream)
     device = _resolve_device(schema, device, list(inputs))
-    if device == "cpu":
-        for key, node in arg_nodes.items():
-            if node.device != "cpu":
-                raise GraphError(f"{schema.fn_name}: argument '{key}' must be a CPU node, "
-                                 f"got {node.name!r} on the {node.device}")
+    # Argument inputs are CPU data on every device, as in DALI: GPU operators take their
+    # per-sample argument values as numpy arrays.
+    for key, node in arg_nodes.items():
+        if node.device != "cpu":
+            raise GraphError(f"{schema.fn_name}: argument '{key}' must be a CPU node, "
+                             f"got {node.name!r} on the {node.device}")
     op = OpNode(schema, list(inputs), args, arg_nodes, device, pipe, op_name)
     n_out = schema.outputs_for(args)
     layouts = _output_layouts(schema, inputs, {**args, **arg_nodes}, n_out)

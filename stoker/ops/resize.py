@@ -18,6 +18,7 @@ from stoker.graph.node import DataNode
 from stoker.kernels.cpu import crop as crop_kernels
 from stoker.kernels.cpu import resize as K
 from stoker.kernels.cpu.crop_window import random_crop_window
+from stoker.kernels.gpu.lazy import lazy
 from stoker.ops.registry import register
 from stoker.ops.schema import REQUIRED, Arg, Example, Input, OpSchema
 
@@ -214,6 +215,7 @@ register(OpSchema(
           Arg("save_attrs", "bool", False, "Also output the input's (height, width), int32.")),
     num_outputs=lambda a: 2 if a.get("save_attrs") else 1,
     kernel=resize_kernel, check=lambda a: check_size_args("resize", a),
+    devices=("cpu", "gpu"), gpu_kernel=lazy("resize", "resize"),
     dtype=_dtype_rule, layout=_layout_rule,
     examples=(
         Example(args={"resize_shorter": 4.0}, inputs=(_IMG,)),
@@ -291,6 +293,7 @@ register(OpSchema(
     inputs=(IMAGE,),
     args=(*SIZE_ARGS, *RESAMPLING_ARGS, *_CROP_ARGS),
     kernel=resize_crop_mirror_kernel, check=lambda a: check_size_args("resize_crop_mirror", a),
+    devices=("cpu", "gpu"), gpu_kernel=lazy("resize", "resize_crop_mirror"),
     dtype=lambda d, a: np.dtype(types.to_numpy(a["dtype"])) if a.get("dtype") is not None
     else d[0],
     examples=(
@@ -350,6 +353,7 @@ register(OpSchema(
               range=(1, None)),
           *RESAMPLING_ARGS),
     kernel=random_resized_crop_kernel, random=True, check=_check_rrc,
+    devices=("cpu", "gpu"), gpu_kernel=lazy("resize", "random_resized_crop"),
     dtype=lambda d, a: np.dtype(types.to_numpy(a["dtype"])) if a.get("dtype") is not None
     else d[0],
     examples=(

@@ -13,6 +13,7 @@ import numpy as np
 from stoker import types
 from stoker.errors import ArgumentError
 from stoker.kernels.cpu import tensor as tensor_kernels
+from stoker.kernels.gpu.lazy import lazy
 from stoker.ops.registry import call_op, register
 from stoker.ops.schema import REQUIRED, Arg, Example, Input, OpSchema
 from stoker.ops.tensor_util import batch_of, batch_stage, check_out_layout
@@ -31,16 +32,17 @@ def _same_layout(layouts: list, args: dict) -> str:
 # -- cast -------------------------------------------------------------------------------------
 
 def cast_batch(ins: list, args: dict, ctx: Any) -> np.ndarray:
-    return ins[0].astype(types.to_numpy(args["dtype"]))
+    return tensor_kernels.cast_cpu(ins[0], types.to_numpy(args["dtype"]))
 
 
 register(OpSchema(
     name="cast",
-    doc="Converts the data to another type (C-style conversion; floats to integers round "
-        "toward zero and saturate).",
+    doc="Converts the data to another type: floats to integers round half away from zero "
+        "and saturate, integers saturate.",
     inputs=(_X,),
     args=(Arg("dtype", "dtype", REQUIRED, "Output data type."),),
     kernel=lambda ins, a, c: cast_batch([ins[0]], a, c), batch_kernel=cast_batch,
+    devices=("cpu", "gpu"), gpu_kernel=lazy("tensor", "cast"),
     dtype=lambda d, a: types.to_numpy(a["dtype"]),
     examples=(Example(args={"dtype": types.FLOAT}, inputs=(_U8,)),
               Example(args={"dtype": types.UINT8}, inputs=(_F32,)),
@@ -259,7 +261,10 @@ register(OpSchema(
 ))
 
 
-# -- device moves (the GPU backend supplies the kernels) ----------------------------------------
+# -- device moves: DataNode.gpu() / .cpu() ------------------------------------------------------
+# The operator runs in the GPU part of the batch. For device="gpu" the executor uploads its
+# CPU input (stoker/executor/gpu.py) and the kernel passes it on; for device="cpu" its
+# output node is a CPU node, which the executor downloads.
 
 register(OpSchema(
     name="_to_device",
@@ -268,6 +273,7 @@ register(OpSchema(
     args=(Arg("device", "str", "gpu", "Target device.", choices=("cpu", "gpu")),),
     devices=("gpu",),
     kernel=lambda ins, a, c: ins[0],
+    gpu_kernel=lambda ins, a, c: ins[0],
     examples=(Example(args={"device": "gpu"}, inputs=(_U8,)),
               Example(args={"device": "tpu"}, inputs=(_U8,), raises=ValueError,
                       match="must be one of"),),

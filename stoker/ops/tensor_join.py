@@ -12,6 +12,7 @@ import numpy as np
 
 from stoker.errors import ArgumentError
 from stoker.kernels.cpu import tensor as k
+from stoker.kernels.gpu.lazy import lazy
 from stoker.ops.registry import register
 from stoker.ops.schema import Arg, Example, Input, OpSchema
 from stoker.ops.tensor_util import (
@@ -146,12 +147,10 @@ def _pad_axes(args: dict, argv: dict, ndim: int) -> list[int]:
     return out
 
 
-def _pad_run(ins: list, args: dict, argv: dict, n: int) -> Any:
-    x = ins[0]
-    if n == 0:
-        return x
-    dense = isinstance(x, np.ndarray)
-    shapes = [x.shape[1:]] * n if dense else [np.shape(s) for s in x]
+def pad_plan(shapes: list, dtype: np.dtype, args: dict, argv: dict, n: int
+             ) -> tuple[list[tuple[int, ...]], np.ndarray]:
+    """Each sample's padded shape and the fill value(s) in ``dtype`` (one, or one per
+    sample); shared by the CPU and GPU operators."""
     ndims = sorted({len(s) for s in shapes})
     if len(ndims) > 1:
         raise ValueError(f"all samples must have the same number of dimensions, got {ndims}")
@@ -171,11 +170,19 @@ def _pad_run(ins: list, args: dict, argv: dict, n: int) -> Any:
             raise ValueError(f"'shape' must have one extent per padded axis ({len(axes)}), "
                              f"got {min_shape[0]}")
     targets = k.pad_targets(shapes, axes, min_shape, align)
-    dtype = x.dtype if dense else np.asarray(x[0]).dtype
     if "fill_value" in argv:
-        fills = k.c_cast(np.ravel(argv["fill_value"]), dtype)
-    else:
-        fills = k.c_cast(args["fill_value"], dtype)
+        return targets, k.c_cast(np.ravel(argv["fill_value"]), dtype)
+    return targets, k.c_cast(args["fill_value"], dtype)
+
+
+def _pad_run(ins: list, args: dict, argv: dict, n: int) -> Any:
+    x = ins[0]
+    if n == 0:
+        return x
+    dense = isinstance(x, np.ndarray)
+    shapes = [x.shape[1:]] * n if dense else [np.shape(s) for s in x]
+    dtype = x.dtype if dense else np.asarray(x[0]).dtype
+    targets, fills = pad_plan(shapes, dtype, args, argv, n)
     if all(t == targets[0] for t in targets):  # the usual case: one dense batch out
         return k.pad_batch_cpu(x, targets[0], fills, dtype)
     return batch_of([k.pad_cpu(np.asarray(x[j]), targets[j], fills if fills.ndim == 0
@@ -216,6 +223,7 @@ register(OpSchema(
           Arg("align", "ints", None, "Round each padded extent up to a multiple of this (one "
               "value for all axes or one per axis).", per_sample=True, range=(1, None))),
     stage="batch", instance=batch_stage(_pad_run), check=_check_pad, layout=_pad_layout,
+    devices=("cpu", "gpu"), gpu_kernel=lazy("tensor", "pad"),
     examples=(
         Example(args={"fill_value": -1.0}, inputs=(_RAGGED_1D,)),
         Example(args={"axes": [0], "shape": [1], "align": [2]}, inputs=(_RAGGED_1D,)),

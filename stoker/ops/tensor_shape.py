@@ -16,6 +16,7 @@ from stoker import types
 from stoker.errors import ArgumentError
 from stoker.graph.node import DataNode
 from stoker.kernels.cpu import tensor as k
+from stoker.kernels.gpu.lazy import lazy
 from stoker.ops.registry import register
 from stoker.ops.schema import REQUIRED, Arg, Example, Input, OpSchema
 from stoker.ops.tensor_util import check_out_layout, common_row, in_layout, layout_instance
@@ -211,6 +212,7 @@ register(OpSchema(
               "'transpose_layout'.")),
     kernel=_transpose_sample, batch_kernel=lambda ins, a, c: _transpose_sample(ins, a, c, 1),
     instance=layout_instance, check=_check_perm, layout=_transpose_layout,
+    devices=("cpu", "gpu"), gpu_kernel=lazy("tensor", "transpose"),
     examples=(
         Example(args={"perm": [2, 0, 1]}, inputs=(_U8,)),
         Example(inputs=(_RAGGED,)),

@@ -17,10 +17,13 @@ from typing import Any
 from stoker.errors import ArgumentError, GraphError, PipelineError
 from stoker.executor.context import BatchContext
 from stoker.executor.executor import Executor
+from stoker.executor.gpu import GpuOp
+from stoker.executor.heap import release_free_memory, settle_allocator
 from stoker.executor.prefetch import Prefetcher
 from stoker.graph.compile import compile_plan
 from stoker.graph.node import DataNode, OpNode, current_pipeline, pipeline_stack
 from stoker.ops.base import SampleOp
+from stoker.pipeline.checkpoint import Tracker, check_graph, decode, encode, warn_unsaved_sources
 
 # Built pipelines, closed at interpreter exit before the worker pools (atexit runs the
 # latest registration first): no batch may still be computing while the interpreter and
@@ -61,7 +64,7 @@ class Pipeline:
                  py_callback_pickler: Any = None, output_dtype: Any = None,
                  output_ndim: Any = None, output_layout: Any = None, exec_dynamic: Any = None,
                  experimental_exec_dynamic: Any = None, stream_policy: Any = None,
-                 concurrency: Any = None):
+                 concurrency: Any = None, on_error: str = "raise"):
         # Same parameters and defaults as DALI 2.4. device_id=None means CPU only; a GPU id
         # on a machine without a GPU only matters to operators placed on the GPU.
         if num_threads is None or num_threads < 1:
@@ -75,6 +78,16 @@ class Pipeline:
                                 f"got {prefetch_queue_depth!r}")
         if seed is None or seed < 0:
             seed = int.from_bytes(os.urandom(7), "little")
+        # stoker's own: what a sample that fails (read, decode, any operator) does. "raise"
+        # stops the run with an error naming the file, the operator and the cause; "skip"
+        # drops it, fills the batch from the sources' next samples and logs it in
+        # skipped_samples() (stoker/executor/skipping.py).
+        if on_error not in ("raise", "skip"):
+            raise ArgumentError(f"Pipeline: argument 'on_error' must be 'raise' or 'skip', "
+                                f"got {on_error!r}")
+        self._on_error = on_error
+        self._skipped: list[tuple[str, str]] = []
+        self._skip_state = {"in_a_row": 0}
         self._batch_size = int(batch_size) if batch_size is not None else -1
         self._num_threads = int(num_threads)
         self._device_id = device_id
@@ -84,7 +97,9 @@ class Pipeline:
         self._exec_pipelined = bool(exec_pipelined)
         self._py_num_workers = py_num_workers
         self._py_start_method = py_start_method
-        self._enable_checkpointing = enable_checkpointing
+        self._enable_checkpointing = bool(enable_checkpointing)
+        self._checkpoint = checkpoint  # restored at build(), as in DALI
+        self._tracker: Tracker | None = None
         self._declared = {"dtype": output_dtype, "ndim": output_ndim, "layout": output_layout}
         self._ops: list[OpNode] = []
         self._outputs: list[DataNode] | None = None
@@ -174,6 +189,8 @@ class Pipeline:
         if self._batch_size < 1:
             raise ArgumentError(f"Pipeline: argument 'batch_size' must be a positive integer, "
                                 f"got {self._batch_size}")
+        restoring = self._read_checkpoint()
+        settle_allocator()  # flat memory over epochs (executor/heap.py)
         plan = compile_plan(self._outputs, self._ops, self._seed, self)
         for op in plan.ops:
             if op.device in ("gpu", "mixed") and self._device_id is None:
@@ -181,35 +198,76 @@ class Pipeline:
                                  "pipeline was created with device_id=None (CPU only)")
         instances = {}
         for op in plan.ops:
-            make = op.schema.instance or SampleOp
+            make = GpuOp if op.device in ("gpu", "mixed") else op.schema.instance or SampleOp
             instances[op] = make(op, self)
         self._instances = instances
         executor = Executor(plan, instances, self._num_threads, self._batch_size,
-                            name=f"stoker-{id(self):x}")
+                            name=f"stoker-{id(self):x}", device_id=self._device_id)
         # Threads must not keep the pipeline alive, or garbage collection could not close it.
         ref = weakref.ref(self)
 
-        def produce() -> tuple:
+        # With GPU operators a batch is made in two steps: its GPU part runs on the
+        # prefetcher's second thread while the producer makes the next batch's CPU part.
+        two_steps = plan.has_gpu
+
+        def produce() -> Any:
             pipe = ref()
             if pipe is None:
                 raise PipelineError("the pipeline was garbage-collected")
-            return pipe._produce()
+            return pipe._tracked(pipe._produce_cpu_part if two_steps else pipe._produce)
 
-        prefetcher = Prefetcher(produce, self._async, name=f"stoker-prefetch-{id(self):x}")
+        finish = None
+        if two_steps:
+            def finish(part: Any) -> tuple:
+                pipe = ref()
+                if pipe is None:
+                    raise PipelineError("the pipeline was garbage-collected")
+                return pipe._finish_gpu_part(part)
+
+        prefetcher = Prefetcher(produce, self._async, name=f"stoker-prefetch-{id(self):x}",
+                                finish=finish)
         self._runtime = _Runtime(executor, prefetcher)
         self._plan = plan
         _live.add(self)
+        if self._enable_checkpointing:
+            warn_unsaved_sources(self)
+            try:
+                self._tracker = Tracker(self, restoring)
+            except PipelineError:
+                self.close()  # half restored: it must not run from the start instead
+                raise
 
     def _produce(self) -> list:
         bctx = BatchContext(self._iteration, self._first_index, self._batch_size, self,
                             self._epoch)
+        if self._on_error == "skip":
+            bctx.failures = {}
         try:
-            outputs = tuple(self._runtime.executor.run_batch(bctx))
+            outputs = self._runtime.executor.run_batch(bctx)
+            if not isinstance(outputs, tuple):
+                outputs = tuple(outputs)
             self._check_outputs(outputs)
             return outputs
         finally:
             self._iteration += 1
             self._first_index += bctx.size
+
+    def _produce_cpu_part(self) -> Any:
+        """With GPU operators: the CPU part of the next batch (``_finish_gpu_part`` ends it)."""
+        bctx = BatchContext(self._iteration, self._first_index, self._batch_size, self,
+                            self._epoch)
+        if self._on_error == "skip":
+            bctx.failures = {}
+        try:
+            return self._runtime.executor.run_cpu_part(bctx)
+        finally:
+            self._iteration += 1
+            self._first_index += bctx.size
+
+    def _finish_gpu_part(self, part: Any) -> tuple:
+        outputs = tuple(self._runtime.executor.run_gpu_part(part))
+        self._check_outputs(outputs)
+        return outputs
 
     def _check_outputs(self, outputs: tuple) -> None:
         """Outputs against output_dtype / output_ndim / output_layout, as DALI checks them."""
@@ -242,6 +300,7 @@ class Pipeline:
     # -- running ---------------------------------------------------------------------------
     def schedule_run(self) -> None:
         rt = self._rt()
+        self._resume()
         if self._first_run and self._async:
             self._first_run = False
             rt.prefetcher.schedule(self._depth)
@@ -250,10 +309,18 @@ class Pipeline:
             rt.prefetcher.schedule(1)
 
     def outputs(self) -> tuple:
-        return self._rt().prefetcher.get()
+        batch = self._take()
+        skipped = getattr(batch, "skipped", None)
+        if skipped:
+            self._skipped.extend(skipped)
+        return batch
 
-    def share_outputs(self) -> tuple:
-        return self._rt().prefetcher.get()
+    share_outputs = outputs
+
+    def skipped_samples(self) -> list[tuple[str, str]]:
+        """With ``on_error="skip"``: ``(source_info, reason)`` for every sample left out of
+        the batches returned so far (source_info is the file path for file readers)."""
+        return list(self._skipped)
 
     def release_outputs(self) -> None:
         """Outputs are owned by the caller in stoker; there is nothing to give back."""
@@ -267,6 +334,7 @@ class Pipeline:
                                 "or exec_pipelined=False; otherwise call feed_input() ahead")
         for name, data in feed.items():
             self.feed_input(name, data)
+        self._resume()
         # Keep prefetch_queue_depth batches in flight (one in synchronous mode).
         depth = self._depth if self._async else 1
         pending = rt.prefetcher.pending
@@ -277,18 +345,25 @@ class Pipeline:
     def reset(self) -> None:
         """Starts the sources over (after StopIteration, or to begin a new pass)."""
         rt = self._rt()
+        self._resume()
 
         def restart_sources() -> None:
-            for inst in self._instances.values():
-                if hasattr(inst, "reset"):
-                    inst.reset()
-            # Random draws are keyed by (epoch, index in epoch), so what an epoch draws does
-            # not depend on how long the previous one was or how it ended.
-            self._epoch += 1
-            self._first_index = 0
+            self._restart_sources()
+            if self._tracker is not None:
+                self._tracker.reset_applied(self._iteration)
 
         rt.prefetcher.restart(restart_sources)
         self._first_run = True
+        release_free_memory()  # an epoch's freed buffers go back to the OS (executor/heap.py)
+
+    def _restart_sources(self) -> None:
+        for inst in self._instances.values():
+            if hasattr(inst, "reset"):
+                inst.reset()
+        # Random draws are keyed by (epoch, index in epoch), so what an epoch draws does
+        # not depend on how long the previous one was or how it ended.
+        self._epoch += 1
+        self._first_index = 0
 
     def feed_input(self, data_node: DataNode | str, data: Any, layout: str | None = None,
                    cuda_stream: Any = None, use_copy_kernel: bool = False) -> None:
@@ -299,6 +374,80 @@ class Pipeline:
                 inst.feed(data, layout)
                 return
         raise ArgumentError(f"feed_input: no external_source named {name!r} in this pipeline")
+
+    # -- checkpoints (stoker/pipeline/checkpoint.py) ----------------------------------------
+    def checkpoint(self, filename: str | None = None) -> str:
+        """The pipeline's position after the batches returned so far (not the ones made
+        ahead), as a string for ``Pipeline(..., checkpoint=...)``; also written to
+        ``filename`` when given."""
+        text = self._checkpoint_text()
+        if filename is not None:
+            with open(filename, "w", encoding="utf-8") as f:
+                f.write(text)
+        return text
+
+    def _checkpoint_text(self, back: int = 0, iterator: Any = None) -> str:
+        """``back=1``: as of the last batch taken (one an iterator holds, unreturned);
+        ``iterator``: the iterator's own position, saved alongside."""
+        rt = self._rt()
+        if not self._enable_checkpointing:
+            raise PipelineError("checkpoint: checkpointing is not enabled; create the "
+                                "pipeline with enable_checkpointing=True")
+        pending = rt.prefetcher.pending + self._tracker.replay
+        state, replay, resets = self._tracker.snapshot(self, pending, back)
+        return encode(state, self, replay=replay, resets=resets, iterator=iterator)
+
+    @property
+    def is_restored_from_checkpoint(self) -> bool:
+        """True once build() has restored the pipeline from ``checkpoint``."""
+        return self._tracker is not None and self._tracker.restored
+
+    def _read_checkpoint(self) -> dict | None:
+        """At build(): the checkpoint to restore, checked against this pipeline's graph;
+        its seed replaces the pipeline's, so every operator draws as it did."""
+        if self._checkpoint is None:
+            return None
+        if not self._enable_checkpointing:
+            raise PipelineError("Pipeline(checkpoint=...): checkpointing is not enabled; "
+                                "create the pipeline with enable_checkpointing=True to restore "
+                                "a checkpoint")
+        doc = decode(self._checkpoint)
+        check_graph(doc, self)
+        self._seed = doc["seed"]
+        return doc
+
+    def _tracked(self, make: Any) -> Any:
+        """Makes a batch (producer thread), telling the tracker where it starts and ends."""
+        tracker = self._tracker
+        if tracker is None:
+            return make()
+        index = self._iteration
+        tracker.batch_starts(self, self._restart_sources)
+        ended = False
+        try:
+            return make()
+        except StopIteration:
+            ended = True
+            raise
+        finally:
+            tracker.batch_made(index, ended)
+
+    def _take(self) -> Any:
+        rt = self._rt()
+        self._resume()
+        try:
+            return rt.prefetcher.get()
+        finally:
+            if self._tracker is not None:
+                self._tracker.batch_taken()
+
+    def _resume(self) -> None:
+        """A restored pipeline schedules the batches its checkpoint had in flight before
+        anything else, so later resets land on the same batches as in the original run."""
+        tracker = self._tracker
+        if tracker is not None and tracker.replay:
+            n, tracker.replay = tracker.replay, 0
+            self._runtime.prefetcher.schedule(n)
 
     # -- readers ---------------------------------------------------------------------------
     def _readers(self) -> dict[str, Any]:

@@ -14,6 +14,8 @@ import logging
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 log = logging.getLogger("stoker.plugin")
 
 
@@ -52,6 +54,8 @@ class Shards:
 class EpochBook:
     """Counting for an iterator built with ``reader_name`` (one entry per wrapped pipeline)."""
 
+    SAVED = ("counter", "size", "current", "ahead", "rot_len")  # what a checkpoint keeps
+
     def __init__(self, shards: Shards, batch_size: int, policy: LastBatchPolicy):
         self.bs = batch_size
         self.policy = policy
@@ -81,12 +85,25 @@ class EpochBook:
     def _drops(self, counter: int) -> bool:
         return any(a + counter > n for a, n in zip(self.ahead, self.rot_len, strict=True))
 
-    def take(self) -> list[int] | None:
+    def take(self, skipped: tuple[int, np.ndarray] | None = None) -> list[int] | None:
         """Counts one pulled batch: None means throw it away and stop (DROP); otherwise the
-        number of samples to keep from each pipeline's batch."""
-        self.counter += self.bs
+        number of samples to keep from each pipeline's batch.
+
+        ``skipped`` (one pipeline, ``on_error="skip"``): the stream positions the batch
+        consumed and where its samples sat among them. The epoch is counted in positions,
+        so the samples that replaced failed ones never push the epoch's last good samples
+        out, nor pull the next epoch's in."""
+        before = self.counter
+        self.counter += self.bs if skipped is None else skipped[0]
         if self.policy is LastBatchPolicy.DROP and self._drops(self.counter):
             return None
+        if skipped is not None:
+            offsets = skipped[1]
+            keep = [len(offsets)]
+            if self.policy is LastBatchPolicy.PARTIAL:
+                end = self.shard_len[self.current[0]] - before
+                keep = [int(np.searchsorted(offsets, end))]
+            return keep
         keep = [self.bs] * len(self.current)
         if self.policy is LastBatchPolicy.PARTIAL:
             keep = [min(self.bs, max(0, self.bs - (self.counter - self.shard_len[c])))
@@ -127,6 +144,8 @@ class EpochBook:
 
 class SizeBook:
     """Counting for an iterator built with ``size`` (the total over all pipelines)."""
+
+    SAVED = ("counter",)  # what a checkpoint keeps
 
     def __init__(self, size: int, pipelines: int, batch_size: int, policy: LastBatchPolicy,
                  last_batch_padded: bool):
@@ -176,3 +195,38 @@ class SizeBook:
         else:
             self.counter = 0
         return True
+
+
+def book_state(book: EpochBook | SizeBook) -> dict:
+    """An iterator's position in its epoch, for the pipelines' checkpoints."""
+    return {"book": type(book).__name__, "policy": book.policy.name,
+            **{name: getattr(book, name) for name in book.SAVED}}
+
+
+def restore_book(book: EpochBook | SizeBook, pipes: list) -> None:
+    """Puts back the position saved by ``book_state`` in the checkpoints the pipelines were
+    restored from. As DALI, only warns when there is none or the pipelines disagree."""
+    restored = [pipe for pipe in pipes if pipe.is_restored_from_checkpoint]
+    if not restored:
+        return
+    saved = [pipe._tracker.iterator_data for pipe in restored]
+    if len(restored) < len(pipes):
+        log.warning("some, but not all, of the iterator's pipelines were restored from a "
+                    "checkpoint; its batches may not go on where they stopped")
+    elif any(data != saved[0] for data in saved):
+        log.warning("the iterator's pipelines were restored from checkpoints that hold "
+                    "different iterator positions; the first pipeline's is used")
+    data = saved[0]
+    if data is None:
+        log.warning("the checkpoint holds no iterator position (it came from "
+                    "pipe.checkpoint(), not from an iterator's checkpoints()); the iterator "
+                    "counts its epoch from the start")
+        return
+    kind = type(book).__name__
+    if data.get("book") != kind or data.get("policy") != book.policy.name:
+        raise ValueError(f"the checkpoint was taken by an iterator counting with "
+                         f"{data.get('book')} and last_batch_policy={data.get('policy')}, "
+                         f"this one counts with {kind} and {book.policy.name}; build it with "
+                         "the same reader_name/size and last_batch_policy")
+    for name in book.SAVED:
+        setattr(book, name, data[name])

@@ -21,6 +21,7 @@ pixel is decoded); pass ``max_pixels=`` to override it per call.
 from __future__ import annotations
 
 import dataclasses
+import os
 
 import numpy as np
 
@@ -37,8 +38,9 @@ __all__ = ["MAX_PIXELS", "OUTPUT_TYPES", "DecodeError", "ImageInfo", "Unsupporte
            "decode", "decode_scaled", "dct_scale", "output_shape", "probe"]
 
 # 128 megapixels: a 11585 x 11585 image, 384 MiB as 8-bit RGB. Far above any training
-# image, low enough that a corrupt header claiming 60000 x 60000 is refused.
-MAX_PIXELS = 128 * 1024 * 1024
+# image, low enough that a corrupt header claiming 60000 x 60000 is refused. Set
+# STOKER_MAX_IMAGE_PIXELS (0: no limit) or this attribute to change it.
+MAX_PIXELS = int(os.environ.get("STOKER_MAX_IMAGE_PIXELS", 128 * 1024 * 1024)) or 1 << 62
 OUTPUT_TYPES = ("RGB", "BGR", "GRAY", "YCbCr", "ANY_DATA")
 DTYPES = tuple(np.dtype(t) for t in ("uint8", "uint16", "uint32", "int8", "int16", "int32",
                                       "float32"))

@@ -50,6 +50,33 @@ def round_half_away(v: np.ndarray | float) -> np.ndarray:
     return np.copysign(np.floor(np.abs(v) + 0.5), v)
 
 
+def cast_cpu(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """fn.cast as DALI 2.4 converts (measured): floats to integers round half away from
+    zero and saturate (NaN becomes 0; DALI gives the type's minimum for 32/64-bit types),
+    integers saturate, and bool is "not zero" after that rounding (0.3 -> False)."""
+    dtype = np.dtype(dtype)
+    if dtype.kind not in "iub" or x.dtype == dtype:
+        with np.errstate(over="ignore"):  # beyond float16's range is inf, as in DALI
+            return x.astype(dtype)
+    if x.dtype.kind == "f":
+        v = np.trunc(x.astype(np.float64) + np.copysign(0.5, x))  # exact for float32 input
+        if dtype.kind == "b":
+            return v != 0
+        info = np.iinfo(dtype)
+        out = np.nan_to_num(np.clip(v, float(info.min), float(info.max)), nan=0.0)
+        if info.max < 2**53:
+            return out.astype(dtype)
+        top = out >= float(info.max)  # 2**63 (or 2**64) itself does not convert
+        res = np.where(top, 0, out).astype(dtype)
+        res[top] = info.max
+        return res
+    if dtype.kind == "b" or x.dtype.kind == "b":
+        return x.astype(dtype)
+    src, info = np.iinfo(x.dtype), np.iinfo(dtype)
+    lo, hi = max(src.min, info.min), min(src.max, info.max)
+    return np.clip(x, np.array(lo, x.dtype), np.array(hi, x.dtype)).astype(dtype)
+
+
 def _scaled(rel: float, extent: int) -> float:
     # float32 products, as DALI computes them: 0.35 * 10 rounds to 4, not 3.
     return float(np.float32(rel) * np.float32(extent))

@@ -2,11 +2,14 @@
 
 ``DALIGenericIterator`` turns one or more pipelines into batches of torch tensors: a list
 with one dict per pipeline, keyed by ``output_map``. CPU outputs become tensors without a
-copy (``torch.from_numpy`` on the batch's array). Epochs follow DALI 2.4's measured rules
-(``stoker/plugin/base.py``), with one deliberate improvement: with ``reader_name`` and the
-PARTIAL policy, the reader's epochs are aligned so that across all shards every epoch
-delivers every sample exactly once, also when shards differ in size, where DALI overlaps
-ranks and loses samples. torch is imported here only, never by ``import stoker``.
+copy (``torch.from_numpy`` on the batch's array). GPU outputs (``TensorListGPU``) already
+are torch tensors on the pipeline's device (``cuda:device_id``, as in DALI) and are handed
+over without a copy, after torch's current stream is made to wait for the pipeline's.
+Epochs follow DALI 2.4's measured rules (``stoker/plugin/base.py``), with one deliberate
+improvement: with ``reader_name`` and the PARTIAL policy, the reader's epochs are aligned
+so that across all shards every epoch delivers every sample exactly once, also when
+shards differ in size, where DALI overlaps ranks and loses samples. torch is imported
+here only, never by ``import stoker``.
 """
 
 from __future__ import annotations
@@ -19,16 +22,31 @@ from typing import Any
 import numpy as np
 import torch
 
-from stoker.errors import ArgumentError
-from stoker.plugin.base import EpochBook, LastBatchPolicy, Shards, SizeBook, parse_auto_reset
-from stoker.tensors import TensorList
+from stoker.errors import ArgumentError, PipelineError
+from stoker.plugin.base import (
+    EpochBook,
+    LastBatchPolicy,
+    Shards,
+    SizeBook,
+    book_state,
+    parse_auto_reset,
+    restore_book,
+)
+from stoker.tensors import TensorList, TensorListGPU
 
 __all__ = ["DALIGenericIterator", "DALIClassificationIterator", "DALIRaggedIterator",
            "LastBatchPolicy", "feed_ndarray", "to_torch"]
 
 
-def to_torch(batch: TensorList) -> torch.Tensor:
-    """A CPU batch as one tensor, sharing memory with it (no copy when it is dense)."""
+def to_torch(batch: TensorList | TensorListGPU) -> torch.Tensor:
+    """A batch as one tensor, sharing memory with it (no copy when it is dense). A GPU
+    batch stays on its device; torch's current stream waits for it to be made."""
+    if isinstance(batch, TensorListGPU):
+        try:
+            return batch.as_tensor()
+        except ValueError as e:
+            raise RuntimeError(f"a batch must be representable as a tensor to go into a "
+                               f"dense output: {e}") from None
     try:
         array = batch.as_array()
     except ValueError as e:
@@ -39,8 +57,8 @@ def to_torch(batch: TensorList) -> torch.Tensor:
     return torch.from_numpy(array)
 
 
-def feed_ndarray(tensor_list: TensorList, arr: torch.Tensor, cuda_stream: Any = None
-                 ) -> torch.Tensor:
+def feed_ndarray(tensor_list: TensorList | TensorListGPU, arr: torch.Tensor,
+                 cuda_stream: Any = None) -> torch.Tensor:
     """Copies a batch into an existing tensor of the same shape (DALI's utility)."""
     src = to_torch(tensor_list)
     if tuple(arr.shape) != tuple(src.shape):
@@ -78,14 +96,28 @@ class DALIGenericIterator:
         for pipe in self._pipes:
             pipe.build()
         self.batch_size = self._pipes[0].batch_size
+        self._checkpointing = self._pipes[0]._enable_checkpointing
+        if any(pipe._enable_checkpointing != self._checkpointing for pipe in self._pipes):
+            raise ValueError(f"{type(self).__name__}: the pipelines must all have the same "
+                             "enable_checkpointing")
         self._book = self._make_book(size, reader_name, last_batch_padded)
+        if self._checkpointing:
+            restore_book(self._book, self._pipes)
         self._pending: list | None = None
         if prepare_first_batch:
             if len(self._book) == 0 and self._book.size >= 0:  # size < 0: endless
                 raise RuntimeError("DALIGenericIterator: there is no data in the pipeline for a "
                                    "whole batch in this epoch (DROP with fewer samples per shard "
                                    "than the batch size); use PARTIAL or a smaller batch")
-            self._pending = self._pull()
+            # An iterator restored at the end of an epoch has no first batch to prepare:
+            # the next batch is pulled after reset(), as in the run it was saved from.
+            if not self._book.exhausted:
+                try:
+                    self._pending = self._pull()
+                except StopIteration:
+                    # Restored after a finite source's end: next() raises it again (DALI).
+                    if not any(pipe.is_restored_from_checkpoint for pipe in self._pipes):
+                        raise
 
     # -- construction ----------------------------------------------------------------------
     def _make_book(self, size: int, reader_name: str | None, last_batch_padded: bool) -> Any:
@@ -97,6 +129,10 @@ class DALIGenericIterator:
                 raise ArgumentError("DALIGenericIterator: when reader_name is given, "
                                     "last_batch_padded must not be set (the reader's "
                                     "pad_last_batch says it)")
+            if len(self._pipes) > 1 and any(p._on_error == "skip" for p in self._pipes):
+                raise PipelineError(f"{type(self).__name__}: on_error='skip' with reader_name "
+                                    "works with one pipeline per iterator (one per rank): "
+                                    "the pipelines' epochs would drift apart")
             metas = [pipe.reader_meta(reader_name) for pipe in self._pipes]
             m = metas[0]
             shards = Shards(size=m["epoch_size"], num_shards=m["number_of_shards"],
@@ -140,7 +176,7 @@ class DALIGenericIterator:
         return {name: self._output(name, tl, keep)
                 for name, tl in zip(self.output_map, outputs, strict=True)}
 
-    def _output(self, name: str, tl: TensorList, keep: int) -> Any:
+    def _output(self, name: str, tl: TensorList | TensorListGPU, keep: int) -> Any:
         tensor = to_torch(tl)
         return tensor if keep == len(tl) else tensor[:keep]
 
@@ -155,10 +191,19 @@ class DALIGenericIterator:
                 outputs = self._pull()
             except StopIteration:  # a finite source ended the epoch (size < 0, as in DALI)
                 self._stop()
-        keep = book.take()
+        skipped = self._skipped(outputs) if isinstance(book, EpochBook) else None
+        keep = book.take(skipped) if skipped is not None else book.take()
         if keep is None:  # DROP: the incomplete batch is thrown away
             self._stop()
+        if skipped is not None and keep == [0]:  # every sample of it failed (on_error="skip")
+            return self.__next__()
         return [self._convert(out, k) for out, k in zip(outputs, keep, strict=False)]
+
+    def _skipped(self, outputs: list) -> tuple | None:
+        """What on_error="skip" did to a batch (stream positions consumed, delivered
+        samples' positions), for the epoch count; None when nothing was skipped."""
+        consumed = getattr(outputs[0], "consumed", None)
+        return None if consumed is None else (consumed, outputs[0].offsets)
 
     def _stop(self) -> None:
         if self._auto_reset:
@@ -176,6 +221,19 @@ class DALIGenericIterator:
 
     def next(self) -> list[dict[str, Any]]:
         return self.__next__()
+
+    def checkpoints(self) -> list[str]:
+        """One checkpoint per pipeline, as of the batches this iterator has returned: an
+        iterator built like this one on pipelines created with ``checkpoint=`` these
+        goes on with exactly the batches this one would return next."""
+        if not self._checkpointing:
+            raise ValueError(f"{type(self).__name__}.checkpoints(): checkpointing is not "
+                             "enabled; create the pipelines with enable_checkpointing=True")
+        # A prepared batch was taken from the pipelines but not returned: save the
+        # pipelines' state from before it.
+        back = 1 if self._pending is not None else 0
+        data = book_state(self._book)
+        return [pipe._checkpoint_text(back, data) for pipe in self._pipes]
 
     def reset(self) -> None:
         """Starts the next epoch; ignored (with a warning) in the middle of one."""
@@ -242,7 +300,10 @@ class DALIRaggedIterator(DALIGenericIterator):
             return super()._output(name, tl, keep)
         # Trimmed before building: torch cannot slice a sparse tensor (DALI 2.4 fails on a
         # PARTIAL last batch with SPARSE_COO for that reason).
-        samples = [torch.from_numpy(np.ascontiguousarray(tl.at(i))) for i in range(keep)]
+        if isinstance(tl, TensorListGPU):
+            samples = [tl.at(i) for i in range(keep)]
+        else:
+            samples = [torch.from_numpy(np.ascontiguousarray(tl.at(i))) for i in range(keep)]
         if tag == self.SPARSE_LIST_TAG:
             return samples
         return _sparse_coo(samples)
@@ -252,8 +313,10 @@ def _sparse_coo(samples: list[torch.Tensor]) -> torch.Tensor:
     """Samples of different lengths as a [batch, longest] sparse COO tensor."""
     flat = [s.reshape(-1) for s in samples]
     longest = max((len(s) for s in flat), default=0)
-    rows = [torch.full((len(s),), i, dtype=torch.int64) for i, s in enumerate(flat)]
-    cols = [torch.arange(len(s)) for s in flat]
+    device = flat[0].device if flat else None  # GPU outputs stay on their device
+    rows = [torch.full((len(s),), i, dtype=torch.int64, device=device)
+            for i, s in enumerate(flat)]
+    cols = [torch.arange(len(s), device=device) for s in flat]
     indices = torch.stack([torch.cat(rows), torch.cat(cols)]) if flat else \
         torch.zeros((2, 0), dtype=torch.int64)
     values = torch.cat(flat) if flat else torch.zeros(0)

@@ -1,0 +1,199 @@
+"""The GPU part of a batch: operators placed on the GPU, run on the pipeline's torch device.
+
+The executor runs the CPU part of a batch (sources, per-sample and batch stages) on the
+producer thread; what comes after (``Plan.gpu_from``) runs here, on the prefetcher's second
+thread, while the producer makes the next batch's CPU part. Each pipeline has one CUDA
+stream for this work (None on CPU tensors); when a batch is done an event is recorded on
+it, and whoever uses the outputs waits for that event (``TensorListGPU``).
+
+A CPU value that a GPU operator reads is uploaded once per batch: copied into pinned
+memory and sent with a non-blocking copy on the stream (CUDA), or wrapped with
+``torch.from_numpy`` (``STOKER_GPU_ON_CPU=1``). A value that a CPU node reads back
+(``.cpu()``) is downloaded to numpy. Mixed operators (decoders) take their CPU inputs as
+they are and make GPU outputs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from time import perf_counter
+from typing import Any
+
+import numpy as np
+
+from stoker.errors import DeviceError, SampleError, StokerError
+from stoker.executor.context import BatchContext, GpuContext, SampleFailure
+from stoker.graph.node import DataNode, OpNode
+from stoker.ops.base import as_outputs, sample_error
+
+
+class PartialBatch:
+    """A batch between its CPU part and its GPU part."""
+
+    __slots__ = ("values", "infos", "n", "bctx")
+
+    def __init__(self, values: dict, infos: dict, n: int, bctx: BatchContext):
+        self.values = values
+        self.infos = infos
+        self.n = n
+        self.bctx = bctx
+
+
+class GpuOp:
+    """The instance of an operator placed on the GPU: its schema's ``gpu_kernel`` applied
+    to the whole batch."""
+
+    def __init__(self, op: OpNode, pipeline: Any = None):
+        if op.schema.gpu_kernel is None:
+            raise DeviceError(f"{op.describe()}: device={op.device!r} has no GPU "
+                              "implementation yet; use device='cpu'")
+        self.op = op
+        self.kernel = op.schema.gpu_kernel
+        self.args = {**op.args, "_in_layouts": tuple(n.layout or "" for n in op.inputs)}
+        self.n_out = len(op.outputs)
+        self.vectorized = True
+
+    def run(self, ins: list, argv: dict, ctx: GpuContext) -> tuple:
+        # "_per_sample" names the arguments given as per-sample values (a kernel that
+        # works sample by sample picks sample j's from them).
+        args = {**self.args, **argv, "_per_sample": tuple(argv)} if argv else self.args
+        return as_outputs(self.kernel(ins, args, ctx), self.n_out)
+
+
+def is_gpu_value(value: Any) -> bool:
+    """True for a torch tensor or a list of them (a GPU operator's output)."""
+    if isinstance(value, np.ndarray):
+        return False
+    if isinstance(value, list | tuple):
+        return bool(value) and not isinstance(value[0], np.ndarray) and \
+            hasattr(value[0], "device")
+    return hasattr(value, "device") and hasattr(value, "dtype")
+
+
+def upload(value: Any, device: Any) -> Any:
+    """A CPU batch value (dense array or list of arrays) as torch tensors on ``device``."""
+    import torch
+
+    if is_gpu_value(value):
+        return value
+    if device.type == "cpu":
+        if isinstance(value, np.ndarray):
+            return torch.from_numpy(_writable(value))
+        return [torch.from_numpy(_writable(np.asarray(v))) for v in value]
+    if isinstance(value, np.ndarray):
+        staging = torch.empty(value.shape, dtype=_torch_dtype(value.dtype), pin_memory=True)
+        staging.numpy()[...] = value
+        return staging.to(device, non_blocking=True)
+    samples = [np.asarray(v) for v in value]
+    if not samples:
+        return []
+    dtype = samples[0].dtype
+    if any(s.dtype != dtype for s in samples):
+        return [upload(s, device) for s in samples]
+    # One staging buffer and one copy for the whole ragged batch, then per-sample views.
+    sizes = [s.size for s in samples]
+    staging = torch.empty(sum(sizes), dtype=_torch_dtype(dtype), pin_memory=True)
+    flat = staging.numpy()
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    for s, lo, hi in zip(samples, offsets[:-1], offsets[1:], strict=True):
+        flat[lo:hi] = s.reshape(-1)
+    on_device = staging.to(device, non_blocking=True)
+    return [on_device[lo:hi].view(s.shape) for s, lo, hi in
+            zip(samples, offsets[:-1], offsets[1:], strict=True)]
+
+
+def download(value: Any) -> Any:
+    """A GPU batch value as numpy (waits for the work on the current stream)."""
+    if isinstance(value, list | tuple):
+        return [t.detach().cpu().numpy() for t in value]
+    return value.detach().cpu().numpy()
+
+
+def _writable(arr: np.ndarray) -> np.ndarray:
+    # torch warns on (and would let kernels write into) read-only numpy memory.
+    return arr if arr.flags.writeable else arr.copy()
+
+
+def _torch_dtype(dtype: np.dtype) -> Any:
+    import torch
+
+    return torch.from_numpy(np.empty(0, dtype)).dtype
+
+
+class GpuRunner:
+    """Runs the stages of a plan's GPU part for one batch at a time (one thread)."""
+
+    def __init__(self, executor: Any, device_id: int | None):
+        import torch
+
+        from stoker.kernels import gpu
+
+        self.executor = executor
+        self.plan = executor.plan
+        self.device = gpu.torch_device(device_id)
+        self.cuda = self.device.type == "cuda"
+        self.stream = torch.cuda.Stream(self.device) if self.cuda else None
+
+    def _scope(self) -> Any:
+        if not self.cuda:
+            return contextlib.nullcontext()
+        import torch
+
+        scope = contextlib.ExitStack()
+        scope.enter_context(torch.cuda.device(self.device))
+        scope.enter_context(torch.cuda.stream(self.stream))
+        return scope
+
+    def run(self, part: PartialBatch) -> tuple[dict, Any]:
+        """Runs the GPU part; returns the values and the event that marks their completion
+        on the stream (None on CPU tensors)."""
+        values, infos, bctx = part.values, part.infos, part.bctx
+        ex = self.executor
+        uploaded: dict[DataNode, Any] = {}
+        with self._scope():
+            for stage in self.plan.stages[self.plan.gpu_from:]:
+                if stage.kind == "gpu":
+                    for op in stage.ops:
+                        self._run_op(op, values, infos, bctx, part.n, uploaded)
+                elif stage.kind == "batch":
+                    ex._run_batch_stage(stage, values, infos, bctx)
+                else:
+                    ex._run_sample_stage(stage, values, infos, bctx, part.n)
+            event = None
+            if self.cuda:
+                import torch
+
+                event = torch.cuda.Event()
+                event.record(self.stream)
+        return values, event
+
+    def _run_op(self, op: OpNode, values: dict, infos: dict, bctx: BatchContext, n: int,
+                uploaded: dict) -> None:
+        ex = self.executor
+        ins = []
+        for node in op.inputs:
+            value = values[node]
+            if op.device == "gpu" and not is_gpu_value(value):
+                if node not in uploaded:
+                    uploaded[node] = upload(value, self.device)
+                value = uploaded[node]
+            ins.append(value)
+        argv = {key: values[node] for key, node in op.arg_nodes.items()}
+        info = infos.get(self.plan.info_from.get(op.outputs[0]))
+        ctx = GpuContext(bctx, ex.seeds(bctx.epoch)[op], n, info, self.device, self.stream,
+                         ex.pool)
+        start = perf_counter()
+        try:
+            outs = ex.instances[op].run(ins, argv, ctx)
+        except SampleFailure as e:
+            raise sample_error(op, ctx.sample(e.index), e.cause) from e.cause
+        except StokerError:
+            raise
+        except Exception as e:
+            raise SampleError(f"{op.describe()} failed on batch {bctx.iteration}: "
+                              f"{type(e).__name__}: {e}", op=op.schema.fn_name,
+                              where=op.where) from e
+        if ex.profiler is not None:
+            ex.profiler.record(op.schema.name, "gpu", bctx.iteration, start, perf_counter())
+        for node, out in zip(op.outputs, outs, strict=True):
+            values[node] = download(out) if node.device == "cpu" and is_gpu_value(out) else out

@@ -1,0 +1,171 @@
+"""``on_error="skip"``: a sample that fails anywhere in its chain leaves the batch, and the
+sources' next samples take its place, so batches stay full.
+
+A failing sample becomes a stand-in (``FAILED``) that later operators pass on untouched;
+its row is dropped before any whole-batch stage and at the end. Then the sources are asked
+for as many samples as were lost (a *top-up*, same iteration, sample indices running on),
+until the batch is full. Sources that cannot give single samples (batch callbacks, fed
+batches) are not topped up: their batch comes out short. A reader never tops up across the
+end of its epoch, so an iterator's epoch still holds every good sample exactly once; the
+batch then comes out short instead.
+
+Which stream positions a batch consumed (``consumed``) and where its delivered samples
+sat among them (``offsets``) travel with the batch: iterators count epochs in positions.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from stoker.errors import PipelineError
+from stoker.executor.context import BatchContext
+from stoker.tensors import TensorList
+
+# So many failures in a row, with no good sample between, stop the run: every sample is
+# probably bad (a wrong folder, a wrong decoder), and skipping would spin forever.
+MAX_FAILURES_IN_A_ROW = 100
+
+
+class Batch(tuple):
+    """A pipeline's outputs (a tuple of TensorLists) plus what on_error="skip" did."""
+
+    iteration: int = 0
+    consumed: int = 0  # stream positions read for this batch, failed samples included
+    offsets: np.ndarray | None = None  # position of each delivered sample among them
+    skipped: list[tuple[str, str]] = []  # (source_info, reason) per failed sample
+
+
+def _keep_rows(value: Any, keep: np.ndarray) -> Any:
+    if isinstance(value, np.ndarray):
+        return value[keep]
+    return [v for v, k in zip(value, keep, strict=True) if k]
+
+
+class _Round:
+    """One pass of the plan over ``n`` fresh samples; drops failed rows, remembering which
+    stream positions the surviving rows came from."""
+
+    def __init__(self, ex: Any, bctx: BatchContext):
+        self.ex, self.bctx = ex, bctx
+        self.rows: np.ndarray | None = None  # position (in this round) of each current row
+        self.failed: list[tuple[int, str]] = []
+
+    def _info_lists(self, infos: dict) -> list[str] | None:
+        for info in infos.values():
+            if info is not None:
+                return info
+        return None
+
+    def compact(self, values: dict, infos: dict) -> int:
+        failures = self.bctx.failures
+        n = self.bctx.size
+        if self.rows is None:
+            self.rows = np.arange(n)
+            self.n_source = n
+            self.first_infos = self._info_lists(infos)
+        if failures:
+            keep = np.ones(len(self.rows), bool)
+            for row, reason in sorted(failures.items()):
+                keep[row] = False
+                self.failed.append((int(self.rows[row]), reason))
+            failures.clear()
+            for node, value in list(values.items()):
+                if value is not None and len(value) == len(keep):
+                    values[node] = _keep_rows(value, keep)
+            for node, info in list(infos.items()):
+                if info is not None and len(info) == len(keep):
+                    infos[node] = [s for s, k in zip(info, keep, strict=True) if k]
+            self.rows = self.rows[keep]
+        self.bctx.size = len(self.rows)
+        return len(self.rows)
+
+    def run(self) -> tuple[dict, dict, int]:
+        """The round's values and source_info lists, failed rows dropped, and how many
+        samples the sources gave (the stream positions it consumed)."""
+        values, infos = self.ex.run_stages(self.bctx, self.compact)
+        self.compact(values, infos)
+        return values, infos, self.n_source
+
+    def describe(self, position: int) -> str:
+        info = self.first_infos
+        if info is not None and position < len(info) and info[position]:
+            return info[position]
+        return f"sample {position} of batch {self.bctx.iteration}"
+
+
+def run_skipping(ex: Any, bctx: BatchContext) -> Batch:
+    want = bctx.batch_size
+    sources = [ex.instances[op] for s in ex.plan.stages if s.kind == "source" for op in s.ops]
+    can_top_up = bool(sources) and all(getattr(s, "can_top_up", False) for s in sources)
+    pipe = bctx.pipeline
+    parts: list[tuple[dict, dict]] = []
+    offsets: list[np.ndarray] = []
+    skipped: list[tuple[str, str]] = []
+    consumed = got = 0
+    while True:
+        sub = BatchContext(bctx.iteration, bctx.first_index + consumed, want - got,
+                           pipe, bctx.epoch)
+        sub.failures, sub.dropped, sub.topup = {}, [], bool(parts)
+        rnd = _Round(ex, sub)
+        try:
+            values, infos, n = rnd.run()
+        except StopIteration:
+            if parts:
+                break
+            raise
+        finally:
+            skipped.extend(sub.dropped)
+        for position, reason in rnd.failed:
+            skipped.append((rnd.describe(position), reason))
+        _count_in_a_row(pipe, rnd, skipped)
+        rows = rnd.rows if rnd.rows is not None else np.arange(n)
+        offsets.append(consumed + rows)
+        parts.append((values, infos))
+        consumed += n
+        got += len(rows)
+        if got >= want or not can_top_up or n == 0 or not rnd.failed:
+            break
+    outputs = _merge_outputs(ex, parts)
+    bctx.size = consumed
+    batch = Batch(outputs)
+    batch.iteration, batch.consumed = bctx.iteration, consumed
+    batch.offsets = np.concatenate(offsets) if offsets else np.zeros(0, np.int64)
+    batch.skipped = skipped
+    return batch
+
+
+def _count_in_a_row(pipe: Any, rnd: _Round, skipped: list) -> None:
+    state = getattr(pipe, "_skip_state", None)
+    if state is None:
+        return
+    rows = rnd.rows if rnd.rows is not None else np.arange(0)
+    if len(rows):
+        last_good = int(rows.max())
+        state["in_a_row"] = sum(1 for p, _ in rnd.failed if p > last_good)
+    else:
+        state["in_a_row"] += len(rnd.failed)
+    if state["in_a_row"] >= MAX_FAILURES_IN_A_ROW:
+        last = skipped[-1][1] if skipped else "?"
+        raise PipelineError(f"on_error='skip': {state['in_a_row']} samples in a row failed, "
+                            f"the last with: {last}. Is every sample bad (wrong folder, wrong "
+                            "decoder)? Stopping instead of skipping forever")
+
+
+def _merge_outputs(ex: Any, parts: list[tuple[dict, dict]]) -> list[TensorList]:
+    from stoker.executor.executor import merge
+
+    if len(parts) == 1:
+        return ex.tensor_lists(*parts[0])
+    values: dict = {}
+    infos: dict = {}
+    for node in ex.plan.outputs:
+        pieces = [p[0][node] for p in parts if len(p[0][node])]
+        values[node] = merge(pieces) if pieces else parts[0][0][node]
+        src = ex.plan.info_from.get(node)
+        if src is not None and src not in infos:
+            lists = [p[1].get(src) for p in parts]
+            infos[src] = None if any(x is None for x in lists) else \
+                [s for x in lists for s in x]
+    return ex.tensor_lists(values, infos)

@@ -1,0 +1,89 @@
+"""GPU ``fn.normalize`` on torch tensors: ``(x - mean) * scale / sqrt(var + eps) + shift``.
+
+The argument rules (axes, given mean/stddev, batch-wide statistics) are the CPU operator's
+(``ops/normalize_stats.py``). Statistics are reduced in float64 as on the CPU, in another
+order, so a mean or variance may differ in its last float64 bits; the output pass repeats
+the CPU's float32 arithmetic and its rounding (half away from zero, saturated).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from stoker import types
+from stoker.kernels.gpu import common as G
+from stoker.ops import normalize_stats as N
+from stoker.ops.image_args import check_input_type
+
+
+def _moments(xs: list[torch.Tensor], axes: tuple, mean: list | None, ddof: int,
+             together: bool) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+    """As ``kernels.cpu.stats.moments``, in float64 on the device."""
+    def count(x: torch.Tensor) -> int:
+        return int(np.prod([x.shape[a] for a in axes]))
+
+    def sums(x: torch.Tensor, center: torch.Tensor | None) -> torch.Tensor:
+        v = x.double()
+        if center is not None:
+            v = (v - center) ** 2
+        return v.sum(dim=axes, keepdim=True)
+
+    if not together:
+        means, variances = [], []
+        for j, x in enumerate(xs):
+            m = sums(x, None) / count(x) if mean is None else mean[j]
+            means.append(m)
+            variances.append(sums(x, m) / float(count(x) - ddof))
+        return means, variances
+    total = sum(count(x) for x in xs)
+    m = sum(sums(x, None) for x in xs) / total if mean is None else mean[0]
+    var = sum(sums(x, m) for x in xs) / float(total - ddof)
+    return [m] * len(xs), [var] * len(xs)
+
+
+def normalize(ins: list, args: dict, ctx: Any) -> Any:
+    x = ins[0]
+    items = G.samples(x)
+    n = len(items)
+    if n == 0:
+        return x
+    consts, argv = G.split_args(args)
+    for s in items:
+        check_input_type(np.empty(0, G.numpy_dtype(s.dtype)), N._IN_TYPES)
+    layout = args["_in_layouts"][0] or ""
+    ndim = items[0].ndim
+    axes = N._axes(consts, layout, ndim)
+    together = consts["batch"]
+    if together:
+        kept = {tuple(s for a, s in enumerate(t.shape) if a not in axes) for t in items}
+        if len(kept) > 1:
+            raise ValueError(f"batch=True needs equal non-reduced extents in every sample, got "
+                             f"{sorted(kept)}")
+        if "mean" in argv or "stddev" in argv:
+            raise ValueError("batch=True takes 'mean' and 'stddev' only as constants, not as "
+                             "per-sample inputs")
+    shape = tuple(items[0].shape)
+    dev = ctx.device
+    mean = N._given(argv.get("mean", consts.get("mean")), n, ndim, axes, shape, "mean")
+    stddev = N._given(argv.get("stddev", consts.get("stddev")), n, ndim, axes, shape, "stddev")
+    mean_t = None if mean is None else [G.upload(m, dev, torch.float64) for m in mean]
+    if stddev is None:
+        means, variances = _moments(items, axes, mean_t, consts["ddof"], together)
+    else:
+        means = mean_t if mean_t is not None else \
+            _moments(items, axes, None, 0, together)[0]
+        variances = [G.upload(s * s, dev, torch.float64) for s in stddev]
+    out_t = G.torch_dtype(types.to_numpy(consts["dtype"]))
+    results = []
+    for s, m, var in zip(items, means, variances, strict=True):
+        denom = torch.sqrt(var + consts["epsilon"])
+        inv = consts["scale"] / denom
+        if stddev is None:  # a constant region comes out as 'shift', not NaN
+            inv = torch.where(denom == 0, torch.zeros_like(inv), inv)
+        v = (s.to(torch.float32) - m.to(torch.float32)) * inv.to(torch.float32) + \
+            np.float32(consts["shift"]).item()
+        results.append(G.round_sat(v, out_t))
+    return G.as_batch(results) if not G.is_dense(x) else torch.stack(results)

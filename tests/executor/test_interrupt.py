@@ -1,0 +1,55 @@
+"""KeyboardInterrupt while run() waits for a batch: no hang, and no stoker thread left."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+SCRIPT = textwrap.dedent("""
+    import sys, threading, time
+    import numpy as np
+    from stoker import Pipeline, fn
+
+    def slow(info):
+        time.sleep(0.05)  # a batch of 8 takes ~0.4 s: Ctrl-C lands while run() waits
+        return np.full(4, info.idx_in_epoch, np.float32)
+
+    pipe = Pipeline(batch_size=8, num_threads=2, device_id=None, prefetch_queue_depth=2)
+    with pipe:
+        pipe.set_outputs(fn.external_source(source=slow, batch=False) * 2)
+    pipe.build()
+    print("started", flush=True)
+    try:
+        while True:
+            pipe.run()
+    except KeyboardInterrupt:
+        print("interrupted", flush=True)
+    if sys.argv[1] == "close":
+        pipe.close()
+        left = [t.name for t in threading.enumerate() if t.name.startswith("stoker")]
+        print("left", left, flush=True)
+    # "exit": leave the pipeline running; interpreter exit must stop it
+""")
+
+
+@pytest.mark.parametrize("ending", ["close", "exit"])
+def test_keyboard_interrupt_during_run(ending):
+    proc = subprocess.Popen([sys.executable, "-c", SCRIPT, ending], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline() == "started\n"
+        time.sleep(0.6)  # inside the run() loop, waiting for a batch
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, err
+    lines = out.splitlines()
+    assert lines[0] == "interrupted"
+    if ending == "close":
+        assert lines[1] == "left []"
