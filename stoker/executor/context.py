@@ -47,6 +47,14 @@ class BatchContext:
         self.dropped: list[tuple[str, str]] | None = None
         self.topup = False
 
+    def detached(self) -> BatchContext:
+        """A copy without the pipeline, for work that may outlive the producer's hold."""
+        copy = BatchContext(self.iteration, self.first_index, self.batch_size, None,
+                            self.epoch)
+        copy.size, copy.failures, copy.dropped, copy.topup = (
+            self.size, self.failures, self.dropped, self.topup)
+        return copy
+
     def fail(self, row: int, reason: str) -> bool:
         """Records a failed row under on_error="skip"; False when errors must be raised."""
         if self.failures is None:

@@ -48,6 +48,22 @@ def batch_len(value: Value) -> int:
     return len(value)
 
 
+_PENDING: Any = object()  # run_stages' key for a last stage still running on a worker
+
+
+class Deferred:
+    """A batch an idle worker is still making; ``result()`` waits for its outputs (or
+    raises what making it raised). The prefetcher delivers it in order like any batch."""
+
+    __slots__ = ("_make",)
+
+    def __init__(self, make: Any):
+        self._make = make
+
+    def result(self) -> Any:
+        return self._make()
+
+
 class Executor:
     def __init__(self, plan: Plan, instances: dict[OpNode, Any], num_threads: int,
                  batch_size: int, name: str, device_id: int | None = None):
@@ -62,6 +78,10 @@ class Executor:
         self.pool = WorkerPool(num_threads, name)
         self.num_threads = self.pool.num_threads
         self.profiler: Any = None  # a stoker.executor.profile.Profiler when profiling
+        # Whether a cheap batch's last stage may finish on a worker while the producer
+        # starts the next batch (the pipeline sets it: asynchronous, CPU-only, "raise").
+        self.defer = False
+        self.deferred = 0  # batches finished that way (for tests and profiles)
         self._cost: dict[int, float] = {}  # stage -> seconds per sample (running average)
         self._epoch_seeds: tuple[int, dict[OpNode, int]] = (0, plan.seeds)
 
@@ -100,8 +120,16 @@ class Executor:
             from stoker.executor.skipping import run_skipping
 
             return run_skipping(self, bctx)
-        values, infos = self.run_stages(bctx)
-        return self.tensor_lists(values, infos)
+        values, infos = self.run_stages(bctx, defer=self.defer)
+        finish = values.pop(_PENDING, None)
+        if finish is None:
+            return self.tensor_lists(values, infos)
+
+        def outputs() -> list[TensorList]:
+            finish()
+            return self.tensor_lists(values, infos)
+
+        return Deferred(outputs)
 
     def tensor_lists(self, values: dict, infos: dict, event: Any = None) -> list[TensorList]:
         outputs = []
@@ -139,10 +167,13 @@ class Executor:
                                  perf_counter())
         return self.tensor_lists(values, part.infos, event)
 
-    def run_stages(self, bctx: BatchContext, before_batch_stage: Any = None) -> tuple[dict, dict]:
+    def run_stages(self, bctx: BatchContext, before_batch_stage: Any = None,
+                   defer: bool = False) -> tuple[dict, dict]:
         """Runs every stage of the plan for one batch: the values of every node, and the
         source_info lists. ``before_batch_stage(values, infos)`` runs before each stage
-        that needs the whole batch (on_error="skip" drops failed rows there)."""
+        that needs the whole batch (on_error="skip" drops failed rows there). With
+        ``defer``, a last stage of one chunk may go to an idle worker: ``values[_PENDING]``
+        then holds the function that waits for it."""
         values: dict[DataNode, Value] = {}
         infos: dict[DataNode, list[str] | None] = {}
         n = None
@@ -189,7 +220,10 @@ class Executor:
                     n = before_batch_stage(values, infos)
                 self._run_batch_stage(stage, values, infos, bctx)
             else:
-                self._run_sample_stage(stage, values, infos, bctx, n)
+                last = defer and stage is self.plan.stages[-1]
+                pending = self._run_sample_stage(stage, values, infos, bctx, n, last)
+                if pending is not None:
+                    values[_PENDING] = pending
         if n is None:
             bctx.size = bctx.batch_size
         return values, infos
@@ -221,10 +255,17 @@ class Executor:
     # batches of 64 ran at 136K images/s in one chunk, 60K split over two threads).
     MIN_CHUNK_SECONDS = 0.5e-3
 
-    def _chunks(self, stage: Stage, n: int) -> list[tuple[int, int]]:
+    # A batch whose last stage costs less than this runs whole on one thread when it can
+    # finish on a worker while the producer starts the next one (two batches in flight
+    # instead of two half-batches: no hand-off inside the batch).
+    WHOLE_BATCH_SECONDS = 4e-3
+
+    def _chunks(self, stage: Stage, n: int, deferrable: bool = False) -> list[tuple[int, int]]:
         dense = all(self.instances[op].vectorized for op in stage.ops)
         most = self.num_threads if dense else 4 * self.num_threads
         per_sample = self._cost.get(id(stage))
+        if deferrable and per_sample is not None and per_sample * n < self.WHOLE_BATCH_SECONDS:
+            return [(0, n)]
         if per_sample is None:  # first batch: no measurement yet
             count = max(1, min(most, n // 16)) if dense else min(n, most)
         else:
@@ -254,12 +295,12 @@ class Executor:
         self._cost[id(stage)] = sample if old is None else 0.8 * old + 0.2 * sample
 
     def _run_sample_stage(self, stage: Stage, values: dict, infos: dict, bctx: BatchContext,
-                          n: int) -> None:
+                          n: int, defer: bool = False) -> Any:
         if n == 0:
             for node in stage.live_out:
                 values[node] = []
-            return
-        chunks = self._chunks(stage, n)
+            return None
+        chunks = self._chunks(stage, n, defer and self.num_threads > 1)
         plan = self.plan
         seeds = self.seeds(bctx.epoch)
         infos_by_node = {
@@ -287,12 +328,26 @@ class Executor:
             spent[k] = perf_counter() - chunk_start
             return {node: local[node] for node in stage.live_out}
 
+        def finish(results: list[dict[DataNode, Value]]) -> None:
+            self._measure(stage, sum(spent), n)
+            start = perf_counter()
+            for node in stage.live_out:
+                values[node] = merge([r[node] for r in results])
+            if profiler is not None:
+                profiler.record("(merge chunks)", "sample", bctx.iteration, start,
+                                perf_counter())
+
         spent = [0.0] * len(chunks)
         profiler = self.profiler
-        results = self.pool.map(run_chunk, len(chunks))
-        self._measure(stage, sum(spent), n)
-        start = perf_counter()
-        for node in stage.live_out:
-            values[node] = merge([r[node] for r in results])
-        if profiler is not None:
-            profiler.record("(merge chunks)", "sample", bctx.iteration, start, perf_counter())
+        if defer and len(chunks) == 1:
+            # A batch too cheap to split: an idle worker makes it while this thread goes on
+            # to the next batch, so small batches keep every core busy (two in flight).
+            # The worker and the queued batch must not hold the pipeline (garbage
+            # collection closes it): a copy of the batch context without it.
+            bctx = bctx.detached()
+            job = self.pool.try_submit(run_chunk)
+            if job is not None:
+                self.deferred += 1
+                return lambda: finish([self.pool.wait(job)])
+        finish(self.pool.map(run_chunk, len(chunks)))
+        return None

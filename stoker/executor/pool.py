@@ -19,7 +19,8 @@ _live: weakref.WeakSet[WorkerPool] = weakref.WeakSet()
 
 
 class _Job:
-    __slots__ = ("fn", "n", "counter", "results", "errors", "pending", "lock", "done")
+    __slots__ = ("fn", "n", "counter", "results", "errors", "pending", "lock", "done",
+                 "claimed")
 
     def __init__(self, fn: Callable[[int], Any], n: int):
         self.fn = fn
@@ -30,6 +31,7 @@ class _Job:
         self.pending = n
         self.lock = threading.Lock()
         self.done = threading.Event()
+        self.claimed: Any = None  # the pool whose idle worker try_submit promised it
 
     def work(self) -> None:
         while True:
@@ -50,21 +52,50 @@ class WorkerPool:
     def __init__(self, num_threads: int, name: str = "stoker"):
         self.num_threads = max(1, int(num_threads))
         self._tasks: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self._closed = False
+        # Workers waiting for a task, and those already promised one by try_submit.
+        self._idle_lock = threading.Lock()
+        self._idle = 0
+        self._claimed = 0
         self._threads = [
             threading.Thread(target=self._loop, name=f"{name}-worker-{i}", daemon=True)
             for i in range(self.num_threads - 1)
         ]
         for t in self._threads:
             t.start()
-        self._closed = False
         _live.add(self)
 
     def _loop(self) -> None:
         while True:
+            with self._idle_lock:
+                self._idle += 1
             job = self._tasks.get()
+            with self._idle_lock:
+                self._idle -= 1
+                if job is not None and job.claimed is self:
+                    self._claimed -= 1
             if job is None:
                 return
             job.work()
+            del job  # a finished job must not stay referenced while this thread waits
+
+    def try_submit(self, fn: Callable[[int], Any]) -> _Job | None:
+        """Runs ``fn(0)`` on an idle worker and returns at once (``wait(job)`` collects the
+        result); None when no worker is idle: the caller should run it itself."""
+        with self._idle_lock:
+            if self._closed or self._idle - self._claimed <= 0:
+                return None
+            self._claimed += 1
+        job = _Job(fn, 1)
+        job.claimed = self
+        self._tasks.put(job)
+        return job
+
+    def wait(self, job: _Job) -> Any:
+        job.done.wait()
+        if job.errors[0] is not None:
+            raise job.errors[0]
+        return job.results[0]
 
     def map(self, fn: Callable[[int], Any], n: int) -> list[Any]:
         """``[fn(0), ..., fn(n-1)]`` computed on the pool; re-raises the lowest-index error."""

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from stoker.errors import PipelineError
+from stoker.executor.executor import Deferred
 
 
 class Prefetcher:
@@ -139,7 +140,9 @@ class Prefetcher:
                 self._cv.wait()
             ok, value = self._results.popleft()
         if ok:
-            return value
+            # A batch whose last stage a worker finishes (executor.Deferred): wait for it
+            # here, in order; what making it raised is raised at its place.
+            return value.result() if isinstance(value, Deferred) else value
         if isinstance(value, StopIteration):
             raise StopIteration
         raise value

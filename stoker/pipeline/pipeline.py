@@ -16,7 +16,7 @@ from typing import Any
 
 from stoker.errors import ArgumentError, GraphError, PipelineError
 from stoker.executor.context import BatchContext
-from stoker.executor.executor import Executor
+from stoker.executor.executor import Deferred, Executor
 from stoker.executor.gpu import GpuOp
 from stoker.executor.heap import release_free_memory, settle_allocator
 from stoker.executor.prefetch import Prefetcher
@@ -203,6 +203,7 @@ class Pipeline:
         self._instances = instances
         executor = Executor(plan, instances, self._num_threads, self._batch_size,
                             name=f"stoker-{id(self):x}", device_id=self._device_id)
+        executor.defer = self._async and not plan.has_gpu and self._on_error == "raise"
         # Threads must not keep the pipeline alive, or garbage collection could not close it.
         ref = weakref.ref(self)
 
@@ -244,6 +245,15 @@ class Pipeline:
             bctx.failures = {}
         try:
             outputs = self._runtime.executor.run_batch(bctx)
+            if isinstance(outputs, Deferred):  # finishing on a worker (executor.py)
+                made, declared = outputs, self._declared
+
+                def checked() -> tuple:  # holds no pipeline: threads must not keep it alive
+                    result = tuple(made.result())
+                    _check_declared(declared, result)
+                    return result
+
+                return Deferred(checked)
             if not isinstance(outputs, tuple):
                 outputs = tuple(outputs)
             self._check_outputs(outputs)
@@ -270,25 +280,7 @@ class Pipeline:
         return outputs
 
     def _check_outputs(self, outputs: tuple) -> None:
-        """Outputs against output_dtype / output_ndim / output_layout, as DALI checks them."""
-        for key, declared in self._declared.items():
-            if declared is None:
-                continue
-            wanted = declared if isinstance(declared, list | tuple) else [declared] * len(outputs)
-            for i, (tl, want) in enumerate(zip(outputs, wanted, strict=False)):
-                if want is None or len(tl) == 0:
-                    continue
-                got: Any = {"dtype": tl.dtype, "ndim": len(tl.shape()[0]),
-                            "layout": tl.layout()}[key]
-                if key == "dtype":
-                    from stoker.types import to_dali
-
-                    want = to_dali(want)
-                elif key == "layout":
-                    want = str(want)
-                if got != want:
-                    raise PipelineError(f"pipeline output {i} has {key} {got}, but "
-                                        f"output_{key}={want} was declared")
+        _check_declared(self._declared, outputs)
 
     def _rt(self) -> _Runtime:
         if self._closed:
@@ -484,3 +476,25 @@ class Pipeline:
     @property
     def closed(self) -> bool:
         return self._closed
+
+
+def _check_declared(declarations: dict, outputs: tuple) -> None:
+    """Outputs against output_dtype / output_ndim / output_layout, as DALI checks them."""
+    for key, declared in declarations.items():
+        if declared is None:
+            continue
+        wanted = declared if isinstance(declared, list | tuple) else [declared] * len(outputs)
+        for i, (tl, want) in enumerate(zip(outputs, wanted, strict=False)):
+            if want is None or len(tl) == 0:
+                continue
+            got: Any = {"dtype": tl.dtype, "ndim": len(tl.shape()[0]),
+                        "layout": tl.layout()}[key]
+            if key == "dtype":
+                from stoker.types import to_dali
+
+                want = to_dali(want)
+            elif key == "layout":
+                want = str(want)
+            if got != want:
+                raise PipelineError(f"pipeline output {i} has {key} {got}, but "
+                                    f"output_{key}={want} was declared")

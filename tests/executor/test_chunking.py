@@ -43,3 +43,30 @@ def test_chunking_does_not_change_results():
     outs = [_pipe(threads).run()[0] for threads in (1, 3)]
     for a, b in zip(*outs, strict=True):
         np.testing.assert_array_equal(np.array(a), np.array(b))
+
+
+def test_cheap_batches_go_two_in_flight_with_the_same_results() -> None:
+    """Batches too cheap to split run whole, one on a worker while the producer starts the
+    next (executor.Deferred): same values, same order as synchronous execution."""
+    import numpy as np
+
+    from stoker import fn, pipeline_def
+
+    def make(pipelined: bool):
+        @pipeline_def(batch_size=16, num_threads=2, device_id=None, seed=11,
+                      exec_pipelined=pipelined, prefetch_queue_depth=3)
+        def p():
+            x = fn.external_source(source=lambda info: np.full(
+                (4, 4, 3), info.idx_in_epoch % 251, np.uint8), batch=False, layout="HWC")
+            return fn.crop_mirror_normalize(x, mirror=fn.random.coin_flip(),
+                                            mean=[1.0, 2.0, 3.0]), fn.random.uniform()
+
+        return p()
+
+    sync, pipelined = make(False), make(True)
+    for _ in range(60):
+        a, b = sync.run(), pipelined.run()
+        for x, y in zip(a, b, strict=True):
+            np.testing.assert_array_equal(x.as_array(), y.as_array())
+    assert pipelined._runtime.executor.deferred > 0
+    assert sync._runtime.executor.deferred == 0
