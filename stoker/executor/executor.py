@@ -184,7 +184,13 @@ class Executor:
                 # still takes its part of this batch (fed inputs, reader position), so the
                 # next batch pairs data of one iteration. The first error is raised after.
                 failure: Exception | None = None
-                for op in stage.ops:
+                ops = stage.ops
+                if bctx.failures is not None:  # on_error="skip": readers may give fewer
+                    ops = sorted(ops, key=lambda op: not hasattr(self.instances[op],
+                                                                 "reader_meta"))
+                for op in ops:
+                    if bctx.failures is not None and n is not None:
+                        bctx.batch_size = n  # the other sources give as many
                     start = perf_counter()
                     try:
                         outs, info = self.instances[op].next_batch(bctx)
