@@ -20,6 +20,7 @@ from stoker.executor.pool import WorkerPool
 from stoker.graph.compile import Plan, Stage
 from stoker.graph.node import DataNode, OpNode
 from stoker.kernels.cpu.rng import derive_seed
+from stoker.ops.base import batch_error
 from stoker.tensors import TensorList, TensorListGPU
 
 # Values flowing between operators: a dense array (sample axis first) or a list of arrays.
@@ -247,9 +248,7 @@ class Executor:
             except StokerError:
                 raise
             except Exception as e:
-                raise SampleError(f"{op.describe()} failed on batch {bctx.iteration}: "
-                                  f"{type(e).__name__}: {e}", op=op.schema.fn_name,
-                                  where=op.where) from e
+                raise batch_error(op, bctx.iteration, e) from e
             if self.profiler is not None:
                 self.profiler.record(op.schema.name, "stage", bctx.iteration, start,
                                      perf_counter())

@@ -21,10 +21,10 @@ from typing import Any
 
 import numpy as np
 
-from stoker.errors import DeviceError, SampleError, StokerError
+from stoker.errors import DeviceError, StokerError
 from stoker.executor.context import BatchContext, GpuContext, SampleFailure
 from stoker.graph.node import DataNode, OpNode
-from stoker.ops.base import as_outputs, sample_error
+from stoker.ops.base import as_outputs, batch_error, sample_error
 
 
 class PartialBatch:
@@ -190,9 +190,7 @@ class GpuRunner:
         except StokerError:
             raise
         except Exception as e:
-            raise SampleError(f"{op.describe()} failed on batch {bctx.iteration}: "
-                              f"{type(e).__name__}: {e}", op=op.schema.fn_name,
-                              where=op.where) from e
+            raise batch_error(op, bctx.iteration, e) from e
         if ex.profiler is not None:
             ex.profiler.record(op.schema.name, "gpu", bctx.iteration, start, perf_counter())
         for node, out in zip(op.outputs, outs, strict=True):

@@ -30,6 +30,12 @@ def sample_error(op: OpNode, sctx: SampleContext, e: BaseException) -> SampleErr
     )
 
 
+def batch_error(op: OpNode, iteration: int, e: BaseException) -> SampleError:
+    """A failure of an operator that works on the whole batch (no one sample to name)."""
+    return SampleError(f"{op.describe()} failed on batch {iteration}: {type(e).__name__}: "
+                       f"{e}", op=op.schema.fn_name, where=op.where)
+
+
 class SampleOp:
     def __init__(self, op: OpNode, pipeline: Any = None):
         self.op = op

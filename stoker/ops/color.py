@@ -116,9 +116,10 @@ for _name, _args, _doc in (
 
 # -- hue, saturation, hsv, color_twist ---------------------------------------------------------
 
-def twist_batch(ins: list, args: dict, ctx: Any) -> np.ndarray:
-    x = ins[0]
-    n = x.shape[0]
+def twist_parameters(x: np.ndarray, args: dict, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Checks ``x`` (n RGB images, or an empty array of their type) and returns the
+    (n, 3, 3) colour matrices and (n,) offsets of hue/saturation/hsv/color_twist; the GPU
+    operator uses the same ones."""
     check_input_type(x, _TWIST_TYPES)
     rgb_images(x, args)
     brightness = column(args.get("brightness", 1.0), n, "brightness")
@@ -129,7 +130,12 @@ def twist_batch(ins: list, args: dict, ctx: Any) -> np.ndarray:
                             brightness.astype(np.float32) * contrast.astype(np.float32))
     half = np.float32(0.5 if x.dtype.kind == "f" else 128.0)
     b, c = brightness.astype(np.float32), contrast.astype(np.float32)
-    offsets = (half - half * c) * b
+    return mats, (half - half * c) * b
+
+
+def twist_batch(ins: list, args: dict, ctx: Any) -> np.ndarray:
+    x = ins[0]
+    mats, offsets = twist_parameters(x, args, x.shape[0])
     return K.color_matrix(x, mats, offsets, out_dtype(args, x.dtype))
 
 

@@ -67,6 +67,22 @@ def _given(value: Any, n: int, ndim: int, axes: tuple, shape: tuple, name: str) 
     return out
 
 
+def reduction(samples: list, args: dict, argv: dict, layout: str) -> tuple[tuple, bool]:
+    """The reduced axes and whether the batch is reduced together, checked against the
+    samples' shapes (numpy or torch: the GPU operator shares this)."""
+    axes = _axes(args, layout, samples[0].ndim)
+    together = args["batch"]
+    if together:
+        kept = {tuple(s for a, s in enumerate(x.shape) if a not in axes) for x in samples}
+        if len(kept) > 1:
+            raise ValueError(f"batch=True needs equal non-reduced extents in every sample, got "
+                             f"{sorted(kept)}")
+        if "mean" in argv or "stddev" in argv:
+            raise ValueError("batch=True takes 'mean' and 'stddev' only as constants, not as "
+                             "per-sample inputs")
+    return axes, together
+
+
 def normalize_samples(samples: list[np.ndarray], args: dict, argv: dict, layout: str,
                       out: list[np.ndarray] | None = None) -> list[np.ndarray]:
     """Normalizes the samples of a batch; writes into ``out`` (one array per sample) if
@@ -77,16 +93,7 @@ def normalize_samples(samples: list[np.ndarray], args: dict, argv: dict, layout:
     for x in samples:
         check_input_type(x, _IN_TYPES)
     ndim = samples[0].ndim
-    axes = _axes(args, layout, ndim)
-    together = args["batch"]
-    if together:
-        kept = {tuple(s for a, s in enumerate(x.shape) if a not in axes) for x in samples}
-        if len(kept) > 1:
-            raise ValueError(f"batch=True needs equal non-reduced extents in every sample, got "
-                             f"{sorted(kept)}")
-        if "mean" in argv or "stddev" in argv:
-            raise ValueError("batch=True takes 'mean' and 'stddev' only as constants, not as "
-                             "per-sample inputs")
+    axes, together = reduction(samples, args, argv, layout)
     shape = samples[0].shape
     mean = _given(argv.get("mean", args.get("mean")), n, ndim, axes, shape, "mean")
     stddev = _given(argv.get("stddev", args.get("stddev")), n, ndim, axes, shape, "stddev")

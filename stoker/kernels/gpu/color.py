@@ -18,7 +18,7 @@ import torch
 from stoker.kernels.cpu import color as K
 from stoker.kernels.gpu import common as G
 from stoker.ops import color as C
-from stoker.ops.image_args import check_input_type, column, given, out_dtype, rgb_images
+from stoker.ops.image_args import check_input_type, column, given, out_dtype
 
 F32 = torch.float32
 
@@ -80,17 +80,8 @@ def twist(ins: list, args: dict, ctx: Any) -> Any:
     if n == 0:
         return x
     probe = _host_view(x)
-    check_input_type(probe, C._TWIST_TYPES)
-    rgb_images(probe, args)
-    brightness = column(args.get("brightness", 1.0), n, "brightness")
-    contrast = column(args.get("contrast", 1.0), n, "contrast")
-    mats = K.twist_matrices(column(args.get("hue", 0.0), n, "hue"),
-                            column(args.get("saturation", 1.0), n, "saturation"),
-                            column(args.get("value", 1.0), n, "value"),
-                            brightness.astype(np.float32) * contrast.astype(np.float32))
-    half = np.float32(0.5 if probe.dtype.kind == "f" else 128.0)
-    b, c = brightness.astype(np.float32), contrast.astype(np.float32)
-    offsets = np.broadcast_to(((half - half * c) * b)[:, None], (n, 3))
+    mats, offsets = C.twist_parameters(probe, args, n)
+    offsets = np.broadcast_to(offsets[:, None], (n, 3))
     mats_t = G.upload(mats.astype(np.float32), ctx.device)
     offs_t = G.upload(offsets.astype(np.float32), ctx.device)
     out_np = out_dtype(args, probe.dtype)

@@ -55,16 +55,7 @@ def normalize(ins: list, args: dict, ctx: Any) -> Any:
         check_input_type(np.empty(0, G.numpy_dtype(s.dtype)), N._IN_TYPES)
     layout = args["_in_layouts"][0] or ""
     ndim = items[0].ndim
-    axes = N._axes(consts, layout, ndim)
-    together = consts["batch"]
-    if together:
-        kept = {tuple(s for a, s in enumerate(t.shape) if a not in axes) for t in items}
-        if len(kept) > 1:
-            raise ValueError(f"batch=True needs equal non-reduced extents in every sample, got "
-                             f"{sorted(kept)}")
-        if "mean" in argv or "stddev" in argv:
-            raise ValueError("batch=True takes 'mean' and 'stddev' only as constants, not as "
-                             "per-sample inputs")
+    axes, together = N.reduction(items, consts, argv, layout)
     shape = tuple(items[0].shape)
     dev = ctx.device
     mean = N._given(argv.get("mean", consts.get("mean")), n, ndim, axes, shape, "mean")
