@@ -158,7 +158,8 @@ class Executor:
         values, infos = self.run_stages(bctx)
         if self.profiler is not None:
             self.profiler.record("(cpu part)", "batch", bctx.iteration, start, perf_counter())
-        return PartialBatch(values, infos, bctx.size, bctx)
+        # Without the pipeline: a batch waiting for its GPU part must not keep it alive.
+        return PartialBatch(values, infos, bctx.size, bctx.detached())
 
     def run_gpu_part(self, part: Any) -> list[TensorList]:
         start = perf_counter()

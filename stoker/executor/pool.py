@@ -114,9 +114,10 @@ class WorkerPool:
         return job.results
 
     def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
+        with self._idle_lock:  # try_submit must not queue a job behind the stop markers
+            if self._closed:
+                return
+            self._closed = True
         for _ in self._threads:
             self._tasks.put(None)
         for t in self._threads:

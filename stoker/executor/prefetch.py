@@ -112,6 +112,7 @@ class Prefetcher:
                 if self._ended:
                     self._credits = 0
                 self._cv.notify_all()
+            del result  # see _finish_loop
 
     def _finish_loop(self) -> None:
         while True:
@@ -126,6 +127,9 @@ class Prefetcher:
                 self._finishing -= 1
                 self._results.append(result)
                 self._cv.notify_all()
+            # Nothing of a finished batch may stay on this thread's stack while it waits:
+            # it would keep the pipeline alive and garbage collection could not close it.
+            del first, result
 
     def get(self) -> Any:
         """The next batch in order; raises what producing it raised."""

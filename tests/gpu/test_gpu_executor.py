@@ -196,6 +196,28 @@ def test_close_leaves_no_thread_behind() -> None:
     assert left == []
 
 
+def test_dropped_pipeline_is_collected_and_its_threads_stop() -> None:
+    """The finisher thread once kept its last batch, and through it the pipeline, alive:
+    pipelines rebuilt every epoch without close() piled up three threads each."""
+    import gc
+
+    before = set(threading.enumerate())
+    for _ in range(3):
+        pipe = counter_pipe(Counter())
+        for _ in range(3):
+            pipe.run()
+        del pipe
+        gc.collect()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        gc.collect()
+        left = [t for t in threading.enumerate() if t not in before and t.is_alive()]
+        if not left:
+            break
+        time.sleep(0.05)
+    assert left == []
+
+
 # -- PyTorch iterators ------------------------------------------------------------------------
 
 def test_iterator_hands_gpu_outputs_over_as_tensors_without_a_copy(monkeypatch) -> None:

@@ -240,12 +240,27 @@ def test_iterator_epochs_hold_every_good_sample_once(folder, shards, shuffle, ba
 
 def test_several_pipelines_per_iterator_are_refused_with_skip(folder):
     pytest.importorskip("torch")
-    from stoker.plugin.pytorch import DALIGenericIterator
+    from stoker.plugin.pytorch import DALIGenericIterator, LastBatchPolicy
 
     root, names = folder
     pipes = [_pipe(root, files=names, shard_id=s, num_shards=2) for s in range(2)]
     with pytest.raises(PipelineError, match="one pipeline per iterator"):
-        DALIGenericIterator(pipes, ["img", "label"], reader_name="r")
+        DALIGenericIterator(pipes, ["img", "label"], reader_name="r",
+                            last_batch_policy=LastBatchPolicy.PARTIAL)
+
+
+@pytest.mark.parametrize("policy", ["FILL", "DROP"])
+def test_fill_and_drop_are_refused_with_skip(folder, policy):
+    """Skipping moves samples across the positions FILL pads and DROP drops by (a review
+    found FILL repeating and losing samples, DROP returning a short batch)."""
+    pytest.importorskip("torch")
+    from stoker.plugin.pytorch import DALIGenericIterator, LastBatchPolicy
+
+    root, names = folder
+    with pytest.raises(PipelineError, match=f"needs last_batch_policy=LastBatchPolicy.PARTIAL"
+                                            f".*; {policy} pads or drops samples by position"):
+        DALIGenericIterator(_pipe(root, files=names), ["img", "label"], reader_name="r",
+                            last_batch_policy=getattr(LastBatchPolicy, policy))
 
 
 def test_skip_changes_nothing_without_failures(folder):

@@ -129,10 +129,18 @@ class DALIGenericIterator:
                 raise ArgumentError("DALIGenericIterator: when reader_name is given, "
                                     "last_batch_padded must not be set (the reader's "
                                     "pad_last_batch says it)")
-            if len(self._pipes) > 1 and any(p._on_error == "skip" for p in self._pipes):
-                raise PipelineError(f"{type(self).__name__}: on_error='skip' with reader_name "
-                                    "works with one pipeline per iterator (one per rank): "
-                                    "the pipelines' epochs would drift apart")
+            if any(p._on_error == "skip" for p in self._pipes):
+                if len(self._pipes) > 1:
+                    raise PipelineError(f"{type(self).__name__}: on_error='skip' with "
+                                        "reader_name works with one pipeline per iterator "
+                                        "(one per rank): the pipelines' epochs would drift "
+                                        "apart")
+                if self.last_batch_policy is not LastBatchPolicy.PARTIAL:
+                    raise PipelineError(
+                        f"{type(self).__name__}: on_error='skip' with reader_name needs "
+                        "last_batch_policy=LastBatchPolicy.PARTIAL, which keeps every good "
+                        f"sample once per epoch; {self.last_batch_policy.name} pads or drops "
+                        "samples by position, and skipping moves them")
             metas = [pipe.reader_meta(reader_name) for pipe in self._pipes]
             m = metas[0]
             shards = Shards(size=m["epoch_size"], num_shards=m["number_of_shards"],
