@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from stoker.errors import PipelineError, SampleError, StokerError
+from stoker.errors import SampleError, StokerError
 from stoker.executor.context import BatchContext, ChunkContext
 from stoker.executor.pool import WorkerPool
 from stoker.graph.compile import Plan, Stage
@@ -151,9 +151,10 @@ class Executor:
         another thread, while this one starts the next batch)."""
         from stoker.executor.gpu import PartialBatch
 
-        if bctx.failures is not None:
-            raise PipelineError('on_error="skip" does not support pipelines with GPU '
-                                "operators yet")
+        if bctx.failures is not None:  # on_error="skip": failures of the CPU part
+            from stoker.executor.skipping import run_skipping
+
+            return run_skipping(self, bctx)
         start = perf_counter()
         values, infos = self.run_stages(bctx)
         if self.profiler is not None:
@@ -167,7 +168,12 @@ class Executor:
         if self.profiler is not None:
             self.profiler.record("(gpu part)", "batch", part.bctx.iteration, start,
                                  perf_counter())
-        return self.tensor_lists(values, part.infos, event)
+        outputs = self.tensor_lists(values, part.infos, event)
+        if part.skip is not None:
+            from stoker.executor.skipping import with_record
+
+            return with_record(outputs, part.skip)
+        return outputs
 
     def run_stages(self, bctx: BatchContext, before_batch_stage: Any = None,
                    defer: bool = False) -> tuple[dict, dict]:

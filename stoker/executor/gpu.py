@@ -30,13 +30,14 @@ from stoker.ops.base import as_outputs, batch_error, sample_error
 class PartialBatch:
     """A batch between its CPU part and its GPU part."""
 
-    __slots__ = ("values", "infos", "n", "bctx")
+    __slots__ = ("values", "infos", "n", "bctx", "skip")
 
     def __init__(self, values: dict, infos: dict, n: int, bctx: BatchContext):
         self.values = values
         self.infos = infos
         self.n = n
         self.bctx = bctx
+        self.skip: Any = None  # on_error="skip": what the CPU part skipped (skipping.Batch)
 
 
 class GpuOp:

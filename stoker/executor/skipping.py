@@ -21,7 +21,6 @@ import numpy as np
 
 from stoker.errors import PipelineError
 from stoker.executor.context import BatchContext
-from stoker.tensors import TensorList
 
 # So many failures in a row, with no good sample between, stop the run: every sample is
 # probably bad (a wrong folder, a wrong decoder), and skipping would spin forever.
@@ -95,7 +94,9 @@ class _Round:
         return f"sample {position} of batch {self.bctx.iteration}"
 
 
-def run_skipping(ex: Any, bctx: BatchContext) -> Batch:
+def run_skipping(ex: Any, bctx: BatchContext) -> Any:
+    """The batch's outputs as a Batch (or, with GPU operators, its CPU part as a
+    PartialBatch whose ``skip`` holds the record)."""
     want = bctx.batch_size
     sources = [ex.instances[op] for s in ex.plan.stages if s.kind == "source" for op in s.ops]
     can_top_up = bool(sources) and all(getattr(s, "can_top_up", False) for s in sources)
@@ -127,13 +128,35 @@ def run_skipping(ex: Any, bctx: BatchContext) -> Batch:
         got += len(rows)
         if got >= want or not can_top_up or n == 0 or not rnd.failed:
             break
-    outputs = _merge_outputs(ex, parts)
     bctx.size = consumed
+    record = Batch()
+    record.iteration, record.consumed = bctx.iteration, consumed
+    record.offsets = np.concatenate(offsets) if offsets else np.zeros(0, np.int64)
+    record.skipped = skipped
+    if ex.plan.has_gpu:  # the GPU part goes on from the merged CPU values
+        from stoker.executor.gpu import PartialBatch
+
+        values, infos = _merge(ex, parts, _gpu_inputs(ex.plan))
+        part = PartialBatch(values, infos, len(record.offsets), bctx.detached())
+        part.skip = record
+        return part
+    return with_record(ex.tensor_lists(*_merge(ex, parts, ex.plan.outputs)), record)
+
+
+def with_record(outputs: list, record: Batch) -> Batch:
+    """The outputs as a Batch carrying ``record``'s account of what was skipped."""
     batch = Batch(outputs)
-    batch.iteration, batch.consumed = bctx.iteration, consumed
-    batch.offsets = np.concatenate(offsets) if offsets else np.zeros(0, np.int64)
-    batch.skipped = skipped
+    batch.iteration, batch.consumed = record.iteration, record.consumed
+    batch.offsets, batch.skipped = record.offsets, record.skipped
     return batch
+
+
+def _gpu_inputs(plan: Any) -> list:
+    """The CPU values the GPU part reads or outputs as they are."""
+    made_later = {n for s in plan.stages[plan.gpu_from:] for op in s.ops for n in op.outputs}
+    nodes = {n: None for s in plan.stages[plan.gpu_from:] for n in s.reads}
+    nodes.update((n, None) for n in plan.outputs if n not in made_later)
+    return list(nodes)
 
 
 def _count_in_a_row(pipe: Any, rnd: _Round, skipped: list) -> None:
@@ -153,14 +176,15 @@ def _count_in_a_row(pipe: Any, rnd: _Round, skipped: list) -> None:
                             "decoder)? Stopping instead of skipping forever")
 
 
-def _merge_outputs(ex: Any, parts: list[tuple[dict, dict]]) -> list[TensorList]:
+def _merge(ex: Any, parts: list[tuple[dict, dict]], nodes: list) -> tuple[dict, dict]:
+    """The rounds' values of ``nodes`` joined into one batch, with their source_info."""
     from stoker.executor.executor import merge
 
     if len(parts) == 1:
-        return ex.tensor_lists(*parts[0])
+        return parts[0]
     values: dict = {}
     infos: dict = {}
-    for node in ex.plan.outputs:
+    for node in nodes:
         pieces = [p[0][node] for p in parts if len(p[0][node])]
         values[node] = merge(pieces) if pieces else parts[0][0][node]
         src = ex.plan.info_from.get(node)
@@ -168,4 +192,4 @@ def _merge_outputs(ex: Any, parts: list[tuple[dict, dict]]) -> list[TensorList]:
             lists = [p[1].get(src) for p in parts]
             infos[src] = None if any(x is None for x in lists) else \
                 [s for x in lists for s in x]
-    return ex.tensor_lists(values, infos)
+    return values, infos

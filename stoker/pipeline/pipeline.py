@@ -275,7 +275,9 @@ class Pipeline:
             self._first_index += bctx.size
 
     def _finish_gpu_part(self, part: Any) -> tuple:
-        outputs = tuple(self._runtime.executor.run_gpu_part(part))
+        outputs = self._runtime.executor.run_gpu_part(part)
+        if not isinstance(outputs, tuple):  # a skipping.Batch is a tuple already
+            outputs = tuple(outputs)
         self._check_outputs(outputs)
         return outputs
 

@@ -307,3 +307,46 @@ def test_checkpoints_resume_exactly_while_skipping(folder, depth):
     for k in range(8):
         resumed = make(checkpoints[k])
         assert [rows(resumed.run()) for _ in range(k, 8)] == batches[k:]
+
+
+def test_skip_in_the_cpu_part_of_a_gpu_pipeline(folder, monkeypatch):
+    """CPU decode, then GPU operators (on torch CPU tensors here): bad files are skipped
+    before the GPU part, batches stay full and equal the CPU pipeline's; an iterator's
+    PARTIAL epochs still hold every good sample once."""
+    pytest.importorskip("torch")
+    from stoker.plugin.pytorch import DALIGenericIterator, LastBatchPolicy
+
+    monkeypatch.setenv("STOKER_GPU_ON_CPU", "1")
+    root, names = folder
+    good = _good(names)
+
+    def make(device):
+        @pipeline_def(batch_size=3, num_threads=2, device_id=0 if device == "gpu" else None,
+                      seed=4, on_error="skip")
+        def p():
+            jpegs, labels = fn.readers.file(files=names, labels=list(range(len(names))),
+                                            file_root=str(root / "c"), name="r")
+            img = fn.decoders.image(jpegs, device="cpu")
+            if device == "gpu":
+                img = img.gpu()
+            return fn.flip(img, horizontal=1, device=device), labels
+
+        return p()
+
+    cpu, gpu = make("cpu"), make("gpu")
+    for _ in range(3):
+        (a, la), (b, lb) = cpu.run(), gpu.run()
+        assert len(b) == 3
+        np.testing.assert_array_equal(la.as_array(), lb.as_array())
+        for i in range(3):
+            np.testing.assert_array_equal(a.at(i), b.as_cpu().at(i))
+    assert gpu.skipped_samples() == cpu.skipped_samples()
+
+    it = DALIGenericIterator(make("gpu"), ["img", "label"], reader_name="r",
+                             last_batch_policy=LastBatchPolicy.PARTIAL)
+    for _ in range(2):
+        seen = collections.Counter()
+        for batch in it:
+            seen.update(names[int(x)] for x in batch[0]["label"].flatten())
+        it.reset()
+        assert seen == collections.Counter(good)
