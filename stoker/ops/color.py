@@ -63,9 +63,11 @@ def _dtype_arg(default: Any, allowed: tuple) -> Arg:
     return Arg("dtype", "dtype", default, doc, choices=allowed)
 
 
-def brightness_contrast_batch(ins: list, args: dict, ctx: Any) -> np.ndarray:
-    x = ins[0]
-    n = x.shape[0]
+def brightness_contrast_parameters(x: np.ndarray, args: dict, n: int
+                                   ) -> tuple[np.ndarray, np.ndarray, np.dtype]:
+    """Checks ``x`` (n images, or an empty array of their type) and returns the per-sample
+    multiplier and addend of brightness/contrast/brightness_contrast and the output type;
+    the GPU operator uses the same ones."""
     check_input_type(x, _AFFINE_TYPES)
     out = out_dtype(args, x.dtype)
     center = args["contrast_center"] if given(args, "contrast_center") else \
@@ -75,6 +77,12 @@ def brightness_contrast_batch(ins: list, args: dict, ctx: Any) -> np.ndarray:
         column(args.get("brightness_shift", 0.0), n, "brightness_shift"),
         column(args.get("contrast", 1.0), n, "contrast"),
         column(center, n, "contrast_center"), out)
+    return mul, add, out
+
+
+def brightness_contrast_batch(ins: list, args: dict, ctx: Any) -> np.ndarray:
+    x = ins[0]
+    mul, add, out = brightness_contrast_parameters(x, args, x.shape[0])
     return K.affine(x, mul, add, out)
 
 

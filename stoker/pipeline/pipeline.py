@@ -238,51 +238,35 @@ class Pipeline:
                 self.close()  # half restored: it must not run from the start instead
                 raise
 
-    def _produce(self) -> list:
-        bctx = BatchContext(self._iteration, self._first_index, self._batch_size, self,
-                            self._epoch)
-        if self._on_error == "skip":
-            bctx.failures = {}
-        try:
-            outputs = self._runtime.executor.run_batch(bctx)
-            if isinstance(outputs, Deferred):  # finishing on a worker (executor.py)
-                made, declared = outputs, self._declared
-
-                def checked() -> tuple:  # holds no pipeline: threads must not keep it alive
-                    result = tuple(made.result())
-                    _check_declared(declared, result)
-                    return result
-
-                return Deferred(checked)
-            if not isinstance(outputs, tuple):
-                outputs = tuple(outputs)
-            self._check_outputs(outputs)
-            return outputs
-        finally:
-            self._iteration += 1
-            self._first_index += bctx.size
+    def _produce(self) -> tuple:
+        return self._next_batch(self._outputs_of)
 
     def _produce_cpu_part(self) -> Any:
         """With GPU operators: the CPU part of the next batch (``_finish_gpu_part`` ends it)."""
+        return self._next_batch(self._runtime.executor.run_cpu_part)
+
+    def _next_batch(self, make: Any) -> Any:
+        """``make(bctx)`` for the next batch; the counters move on even when it fails."""
         bctx = BatchContext(self._iteration, self._first_index, self._batch_size, self,
                             self._epoch)
         if self._on_error == "skip":
             bctx.failures = {}
         try:
-            return self._runtime.executor.run_cpu_part(bctx)
+            return make(bctx)
         finally:
             self._iteration += 1
             self._first_index += bctx.size
 
-    def _finish_gpu_part(self, part: Any) -> tuple:
-        outputs = self._runtime.executor.run_gpu_part(part)
-        if not isinstance(outputs, tuple):  # a skipping.Batch is a tuple already
-            outputs = tuple(outputs)
-        self._check_outputs(outputs)
-        return outputs
+    def _outputs_of(self, bctx: BatchContext) -> Any:
+        outputs = self._runtime.executor.run_batch(bctx)
+        if isinstance(outputs, Deferred):  # finishing on a worker (executor.py)
+            made, declared = outputs, self._declared
+            # Holds no pipeline: threads must not keep it alive.
+            return Deferred(lambda: _checked(declared, made.result()))
+        return _checked(self._declared, outputs)
 
-    def _check_outputs(self, outputs: tuple) -> None:
-        _check_declared(self._declared, outputs)
+    def _finish_gpu_part(self, part: Any) -> tuple:
+        return _checked(self._declared, self._runtime.executor.run_gpu_part(part))
 
     def _rt(self) -> _Runtime:
         if self._closed:
@@ -480,8 +464,11 @@ class Pipeline:
         return self._closed
 
 
-def _check_declared(declarations: dict, outputs: tuple) -> None:
-    """Outputs against output_dtype / output_ndim / output_layout, as DALI checks them."""
+def _checked(declarations: dict, outputs: Any) -> tuple:
+    """The outputs as a tuple (a skipping.Batch is one already), checked against
+    output_dtype / output_ndim / output_layout as DALI checks them."""
+    if not isinstance(outputs, tuple):
+        outputs = tuple(outputs)
     for key, declared in declarations.items():
         if declared is None:
             continue
@@ -500,3 +487,4 @@ def _check_declared(declarations: dict, outputs: tuple) -> None:
             if got != want:
                 raise PipelineError(f"pipeline output {i} has {key} {got}, but "
                                     f"output_{key}={want} was declared")
+    return outputs

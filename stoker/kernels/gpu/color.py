@@ -18,7 +18,7 @@ import torch
 from stoker.kernels.cpu import color as K
 from stoker.kernels.gpu import common as G
 from stoker.ops import color as C
-from stoker.ops.image_args import check_input_type, column, given, out_dtype
+from stoker.ops.image_args import check_input_type, out_dtype
 
 F32 = torch.float32
 
@@ -50,16 +50,7 @@ def brightness_contrast(ins: list, args: dict, ctx: Any) -> Any:
     n = len(x)
     if n == 0:
         return x
-    probe = _host_view(x)
-    check_input_type(probe, C._AFFINE_TYPES)
-    out_np = out_dtype(args, probe.dtype)
-    center = args["contrast_center"] if given(args, "contrast_center") else \
-        K.half_range(probe.dtype)
-    mul, add = K.brightness_contrast_params(
-        column(args.get("brightness", 1.0), n, "brightness"),
-        column(args.get("brightness_shift", 0.0), n, "brightness_shift"),
-        column(args.get("contrast", 1.0), n, "contrast"),
-        column(center, n, "contrast_center"), out_np)
+    mul, add, out_np = C.brightness_contrast_parameters(_host_view(x), args, n)
     mul_t, add_t = G.upload(mul, ctx.device), G.upload(add, ctx.device)
     out_t = G.torch_dtype(out_np)
 
