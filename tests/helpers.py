@@ -54,3 +54,33 @@ def same(tl: Any, expected: Sequence[np.ndarray]) -> None:
         assert got.dtype == want.dtype and got.shape == want.shape, (got.shape, want.shape)
         np.testing.assert_array_equal(got, want)
 
+
+class CountingSource:
+    """An external_source batch callback that counts its calls: batch k holds the value k
+    in every sample; raises ValueError on batch ``fail_at``."""
+
+    def __init__(self, batch_size: int = 2, fail_at: int | None = None):
+        self.calls = 0
+        self.batch_size = batch_size
+        self.fail_at = fail_at
+
+    def __call__(self) -> list[np.ndarray]:
+        k = self.calls
+        self.calls += 1
+        if k == self.fail_at:
+            raise ValueError(f"source broke on batch {k}")
+        return [np.full((3,), k, np.int64) for _ in range(self.batch_size)]
+
+
+def gradient_jpeg(h: int, w: int, seed: int = 0) -> np.ndarray:
+    """The bytes of an h x w JPEG (quality 90) of colour gradients with a little noise."""
+    import io
+
+    from PIL import Image
+
+    yy, xx = np.mgrid[0:h, 0:w]
+    img = np.stack([(xx * 3) % 256, (yy * 4) % 256, ((xx + yy) * 2) % 256], -1)
+    img = np.clip(img + np.random.default_rng(seed).integers(-20, 20, img.shape), 0, 255)
+    buf = io.BytesIO()
+    Image.fromarray(img.astype(np.uint8)).save(buf, "JPEG", quality=90)
+    return np.frombuffer(buf.getvalue(), np.uint8)

@@ -12,6 +12,7 @@ import time
 
 import numpy as np
 import pytest
+from helpers import CountingSource as Counter
 
 from stoker import Pipeline, PipelineError, SampleError, fn, pipeline_def
 
@@ -38,22 +39,6 @@ def _collected_and_stopped(threads: set[threading.Thread]) -> bool:
         return not any(t.is_alive() for t in threads)
 
     return _wait_until(stopped)
-
-
-class Counter:
-    """A batch source that counts its calls; batch k holds the value k in every sample."""
-
-    def __init__(self, batch_size: int = 2, fail_at: int | None = None):
-        self.calls = 0
-        self.batch_size = batch_size
-        self.fail_at = fail_at
-
-    def __call__(self) -> list[np.ndarray]:
-        k = self.calls
-        self.calls += 1
-        if k == self.fail_at:
-            raise ValueError(f"source broke on batch {k}")
-        return [np.full((3,), k, np.int64) for _ in range(self.batch_size)]
 
 
 def _counter_pipe(source, cycle=None, **kwargs) -> Pipeline:

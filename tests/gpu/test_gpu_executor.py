@@ -13,6 +13,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from helpers import CountingSource as Counter  # noqa: E402
+
 from stoker import Pipeline, fn  # noqa: E402
 from stoker.errors import PipelineError  # noqa: E402
 from stoker.executor.gpu import GpuRunner  # noqa: E402
@@ -28,23 +30,6 @@ from stoker.tensors import TensorList, TensorListGPU  # noqa: E402
 @pytest.fixture(autouse=True)
 def gpu_on_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("STOKER_GPU_ON_CPU", "1")
-
-
-class Counter:
-    """Batch k holds the value k in every sample; raises at ``fail_at``; ends after
-    ``stop_at`` batches (StopIteration, then again from 0 after reset with cycle="raise")."""
-
-    def __init__(self, fail_at: int | None = None, stop_at: int | None = None):
-        self.calls = 0
-        self.fail_at = fail_at
-        self.stop_at = stop_at
-
-    def __call__(self) -> list[np.ndarray]:
-        k = self.calls
-        self.calls += 1
-        if k == self.fail_at:
-            raise ValueError(f"source broke on batch {k}")
-        return [np.full(3, k, np.int32)] * 2
 
 
 def counter_pipe(source, cycle=None, **kwargs) -> Pipeline:

@@ -15,6 +15,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from helpers import gradient_jpeg  # noqa: E402
 from PIL import Image  # noqa: E402
 
 from stoker import fn, pipeline_def, types  # noqa: E402
@@ -27,13 +28,6 @@ def gpu_on_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("STOKER_GPU_ON_CPU", "1")
 
 
-def jpeg(h: int, w: int, seed: int = 0) -> np.ndarray:
-    yy, xx = np.mgrid[0:h, 0:w]
-    img = np.stack([(xx * 3) % 256, (yy * 4) % 256, ((xx + yy) * 2) % 256], -1)
-    img = np.clip(img + np.random.default_rng(seed).integers(-20, 20, img.shape), 0, 255)
-    buf = io.BytesIO()
-    Image.fromarray(img.astype(np.uint8)).save(buf, "JPEG", quality=90)
-    return np.frombuffer(buf.getvalue(), np.uint8)
 
 
 def png(h: int, w: int) -> np.ndarray:
@@ -44,8 +38,8 @@ def png(h: int, w: int) -> np.ndarray:
 
 
 # JPEGs and a PNG (the mixed decoders decode non-JPEG formats on the CPU, then upload).
-IMAGES = [jpeg(61, 83), jpeg(100, 77, seed=1), png(40, 52), jpeg(120, 90, seed=3),
-          jpeg(64, 64, seed=2), png(33, 71)]
+IMAGES = [gradient_jpeg(61, 83), gradient_jpeg(100, 77, seed=1), png(40, 52),
+          gradient_jpeg(120, 90, seed=3), gradient_jpeg(64, 64, seed=2), png(33, 71)]
 
 
 def batches_of(images: list, batch: int) -> list:

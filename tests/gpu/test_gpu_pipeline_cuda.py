@@ -7,7 +7,6 @@ Skipped without CUDA (CI); run on a GPU machine with
 from __future__ import annotations
 
 import dataclasses
-import io
 
 import numpy as np
 import pytest
@@ -15,7 +14,8 @@ import pytest
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 
-from PIL import Image  # noqa: E402
+
+from helpers import gradient_jpeg  # noqa: E402
 
 from stoker import Pipeline, fn, pipeline_def, types  # noqa: E402
 from stoker.executor import gpu as G  # noqa: E402
@@ -23,17 +23,8 @@ from stoker.kernels.gpu import jpeg as J  # noqa: E402
 from stoker.plugin.pytorch import DALIGenericIterator  # noqa: E402
 from stoker.tensors import TensorListGPU  # noqa: E402
 
-
-def jpeg(h: int, w: int, seed: int = 0) -> np.ndarray:
-    yy, xx = np.mgrid[0:h, 0:w]
-    img = np.stack([(xx * 3) % 256, (yy * 4) % 256, ((xx + yy) * 2) % 256], -1)
-    img = np.clip(img + np.random.default_rng(seed).integers(-20, 20, img.shape), 0, 255)
-    buf = io.BytesIO()
-    Image.fromarray(img.astype(np.uint8)).save(buf, "JPEG", quality=90)
-    return np.frombuffer(buf.getvalue(), np.uint8)
-
-
-IMAGES = [jpeg(61, 83), jpeg(100, 77, seed=1), jpeg(240, 320, seed=2), jpeg(120, 90, seed=3)]
+IMAGES = [gradient_jpeg(61, 83), gradient_jpeg(100, 77, seed=1), gradient_jpeg(240, 320, seed=2),
+          gradient_jpeg(120, 90, seed=3)]
 
 
 def test_gpu_outputs_live_on_cuda_device_id_and_carry_an_event() -> None:
