@@ -23,7 +23,6 @@ unless ``pad_last_batch``) and ``pipe.reset()`` leaves them where they are.
 
 from __future__ import annotations
 
-import collections
 import dataclasses
 import threading
 import weakref
@@ -43,11 +42,10 @@ from stoker.readers.index import (
     index_from_file_root,
     index_from_files,
 )
-from stoker.readers.order import DATASET_SEED, Cursor, ReadOrder, SampleIds
+from stoker.readers.order import DATASET_SEED, Cursor, ReadOrder
 from stoker.readers.sharding import check_shards
 
 _FN = "fn.readers.file"
-_KEEP_BATCH_IDS = 64  # far more than any prefetch depth
 
 
 class FileReader:
@@ -61,9 +59,6 @@ class FileReader:
         self._reader = FileBatchReader(getattr(pipeline, "num_threads", 1) or 1)
         self.index: SampleIndex | None = None
         self.cursor: Cursor | None = None
-        # Who the samples of recent batches were, by the pipeline's batch number (batches
-        # are made ahead of the consumer, so a checkpoint looks up the last one delivered).
-        self.batch_ids: collections.OrderedDict[int, SampleIds] = collections.OrderedDict()
         # The producer thread and a caller of reader_meta() may both set up a lazy reader.
         self._lock = threading.Lock()
         if not self.args.get("lazy_init", False):
@@ -154,13 +149,6 @@ class FileReader:
                 raise self._read_error(e) from e
             data = self._read_each(joined, bctx)
         labels = index.labels[ids.index].reshape(-1, 1)
-        if bctx.topup and bctx.iteration in self.batch_ids:  # the batch's ids, in order
-            ids = SampleIds(*(np.concatenate([a, b]) for a, b in zip(
-                dataclasses.astuple(self.batch_ids[bctx.iteration]),
-                dataclasses.astuple(ids), strict=True)))
-        self.batch_ids[bctx.iteration] = ids
-        while len(self.batch_ids) > _KEEP_BATCH_IDS:
-            self.batch_ids.popitem(last=False)
         return [data, labels], names
 
     def _read_error(self, e: OSError) -> SampleError:
@@ -202,16 +190,12 @@ class FileReader:
 
     def state(self) -> dict[str, Any]:
         """The reader's position: the next sample it will read is ``position`` in reader
-        epoch ``epoch``. Batches made ahead count as read; see ``state_after``. A
-        checkpoint also keeps the dataset's size (to refuse another dataset) and the
-        epoch window an iterator set (``align_epochs``)."""
+        epoch ``epoch``. Batches made ahead count as read (the pipeline's checkpoint
+        tracker records it at each batch's start). A checkpoint also keeps the dataset's
+        size (to refuse another dataset) and the epoch window an iterator set
+        (``align_epochs``)."""
         order = self._cursor().order
         return {**self._cursor().state(), "size": order.size, "window": order.window}
-
-    def state_after(self, iteration: int) -> dict[str, int]:
-        """The state right after batch ``iteration`` (pipeline batch number): what to
-        restore to go on from the last batch a consumer received."""
-        return self._cursor().state_after(self.batch_ids[iteration])
 
     def restore(self, state: dict[str, Any]) -> None:
         cursor = self._cursor()

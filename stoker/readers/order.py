@@ -204,13 +204,6 @@ class Cursor:
     def state(self) -> dict[str, int]:
         return {"epoch": self.epoch, "position": self.position}
 
-    def state_after(self, ids: SampleIds) -> dict[str, int]:
-        """The state just after the last sample of ``ids`` (a batch taken earlier)."""
-        epoch, position = int(ids.epoch[-1]), int(ids.position[-1]) + 1
-        if position == self.order.epoch_length(epoch):
-            epoch, position = epoch + 1, 0
-        return {"epoch": epoch, "position": position}
-
     def restore(self, state: dict[str, int]) -> None:
         epoch, position = int(state["epoch"]), int(state["position"])
         if epoch < 0 or not 0 <= position < self.order.epoch_length(epoch):
