@@ -84,3 +84,44 @@ def gradient_jpeg(h: int, w: int, seed: int = 0) -> np.ndarray:
     buf = io.BytesIO()
     Image.fromarray(img.astype(np.uint8)).save(buf, "JPEG", quality=90)
     return np.frombuffer(buf.getvalue(), np.uint8)
+
+
+def run_samples(build: Callable[..., Any], batch_size: int, threads: int = 2) -> list:
+    """Runs a graph without inputs once: each output as a list of numpy samples."""
+    outs = run_pipeline(build, batch_size=batch_size, threads=threads)
+    return [[np.array(s) for s in tl] for tl in outs]
+
+
+def apply_op(op: Callable[..., Any], images: Sequence[np.ndarray], layout: str = "HWC",
+             **kwargs: Any) -> list:
+    """``op(images, **kwargs)`` in a pipeline, as a list of numpy samples."""
+    def build():
+        return op(fn.external_source(source=lambda: images, layout=layout), **kwargs)
+
+    return run_samples(build, len(images))[0]
+
+
+def make_files(root: Any, names: list[str]) -> None:
+    """Each file holds its own relative path as bytes, so outputs are easy to check."""
+    for name in names:
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(name.encode())
+
+
+def read_files(runs: int = 1, batch_size: int = 1, pipe_seed: int = 1, **reader_args) -> list:
+    """``runs`` batches of fn.readers.file as lists of (source_info, bytes, label)."""
+
+    @pipeline_def(batch_size=batch_size, num_threads=1, device_id=None, seed=pipe_seed)
+    def pipe():
+        data, label = fn.readers.file(name="Reader", **reader_args)
+        return data, label
+
+    p = pipe()
+    out = []
+    for _ in range(runs):
+        data, labels = p.run()
+        out.append([(data.source_info(i), data.at(i).tobytes(), int(labels.at(i)[0]))
+                    for i in range(len(data))])
+    p.close()
+    return out

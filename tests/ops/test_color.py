@@ -12,7 +12,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 import pytest
-from helpers import run_pipeline
+from helpers import apply_op, run_samples
 
 from stoker import fn, types
 from stoker.errors import ArgumentError, SampleError
@@ -21,16 +21,6 @@ RNG = np.random.default_rng(0)
 YIQ = np.array([[0.299, 0.587, 0.114], [0.596, -0.274, -0.321], [0.211, -0.523, 0.311]])
 
 
-def _run(build, batch_size, threads=2):
-    outs = run_pipeline(build, batch_size=batch_size, threads=threads)
-    return [[np.array(s) for s in tl] for tl in outs]
-
-
-def _apply(op, images, layout="HWC", **kwargs):
-    def build():
-        return op(fn.external_source(source=lambda: images, layout=layout), **kwargs)
-
-    return _run(build, len(images))[0]
 
 
 def _half_away(v):
@@ -51,37 +41,37 @@ RAMP = np.arange(256, dtype=np.uint8).reshape(16, 16, 1).repeat(3, axis=2)
 
 
 def test_brightness_rounds_half_away_from_zero_and_saturates():
-    (half,) = _apply(fn.brightness, [RAMP], brightness=0.5)
+    (half,) = apply_op(fn.brightness, [RAMP], brightness=0.5)
     v = RAMP[..., 0].reshape(-1)
     assert half.dtype == np.uint8
     # 1 * 0.5 = 0.5 -> 1, 5 * 0.5 = 2.5 -> 3, 255 * 0.5 = 127.5 -> 128 (not to even)
     assert half[..., 0].reshape(-1)[[1, 5, 255]].tolist() == [1, 3, 128]
     np.testing.assert_array_equal(half[..., 0].reshape(-1), np.floor(v * 0.5 + 0.5))
-    (bright,) = _apply(fn.brightness, [RAMP], brightness=1.5)
+    (bright,) = apply_op(fn.brightness, [RAMP], brightness=1.5)
     assert bright[..., 0].reshape(-1)[[3, 169, 170, 255]].tolist() == [5, 254, 255, 255]
 
 
 def test_brightness_shift_counts_in_output_type_units():
-    (u8,) = _apply(fn.brightness, [RAMP], brightness_shift=0.1)  # +25.5 for uint8
+    (u8,) = apply_op(fn.brightness, [RAMP], brightness_shift=0.1)  # +25.5 for uint8
     assert u8[..., 0].reshape(-1)[[0, 1, 230, 255]].tolist() == [26, 27, 255, 255]
-    (f32,) = _apply(fn.brightness, [RAMP], brightness_shift=0.1, dtype=types.FLOAT)
+    (f32,) = apply_op(fn.brightness, [RAMP], brightness_shift=0.1, dtype=types.FLOAT)
     assert f32.dtype == np.float32
     np.testing.assert_allclose(f32, RAMP.astype(np.float32) + np.float32(0.1), rtol=1e-6)
-    (i16,) = _apply(fn.brightness, [RAMP], brightness_shift=0.1, dtype=types.INT16)
+    (i16,) = apply_op(fn.brightness, [RAMP], brightness_shift=0.1, dtype=types.INT16)
     assert i16[0, 0, 0] == 3277  # 0.1 * 32767 = 3276.7
 
 
 def test_contrast_center_defaults_to_half_the_input_range():
-    (u8,) = _apply(fn.contrast, [RAMP], contrast=2.0)  # center 128
+    (u8,) = apply_op(fn.contrast, [RAMP], contrast=2.0)  # center 128
     assert u8[..., 0].reshape(-1)[[0, 64, 127, 128, 129, 200]].tolist() == \
         [0, 0, 126, 128, 130, 255]
-    (given,) = _apply(fn.contrast, [RAMP], contrast=2.0, contrast_center=0.5)
+    (given,) = apply_op(fn.contrast, [RAMP], contrast=2.0, contrast_center=0.5)
     assert given[..., 0].reshape(-1)[[0, 1, 2]].tolist() == [0, 2, 4]  # 2x - 0.5, rounded
     x16 = np.array([[[0], [1], [100]]], np.int16)
-    (i16,) = _apply(fn.contrast, [x16], contrast=2.0)  # center 16384
+    (i16,) = apply_op(fn.contrast, [x16], contrast=2.0)  # center 16384
     assert i16.reshape(-1).tolist() == [-16384, -16382, -16184]
     xf = np.array([[[0.0], [0.25], [1.0]]], np.float32)
-    (f,) = _apply(fn.contrast, [xf], contrast=2.0)  # center 0.5
+    (f,) = apply_op(fn.contrast, [xf], contrast=2.0)  # center 0.5
     np.testing.assert_allclose(f.reshape(-1), [-0.5, 0.0, 1.5])
 
 
@@ -89,7 +79,7 @@ def test_contrast_center_defaults_to_half_the_input_range():
 def test_brightness_contrast_matches_float32_formula(dtype):
     imgs = _images()
     b, s, c, cc = 1.3, -0.05, 0.7, 100.0
-    outs = _apply(fn.brightness_contrast, imgs, brightness=b, brightness_shift=s, contrast=c,
+    outs = apply_op(fn.brightness_contrast, imgs, brightness=b, brightness_shift=s, contrast=c,
                   contrast_center=cc, **({"dtype": dtype} if dtype else {}))
     out_type = np.dtype(types.to_numpy(dtype)) if dtype else np.dtype(np.uint8)
     f = np.float32
@@ -107,10 +97,10 @@ def test_brightness_contrast_matches_float32_formula(dtype):
 
 def test_brightness_contrast_on_float_and_int32_input():
     xf = RNG.random((5, 6, 3)).astype(np.float32)
-    (out,) = _apply(fn.brightness_contrast, [xf], brightness=2.0, contrast=0.5)
+    (out,) = apply_op(fn.brightness_contrast, [xf], brightness=2.0, contrast=0.5)
     np.testing.assert_allclose(out, 2.0 * (0.5 + 0.5 * (xf - 0.5)), rtol=1e-6)
     x32 = RNG.integers(-1000, 1000, (4, 4, 3)).astype(np.int32)
-    (out,) = _apply(fn.brightness, [x32], brightness=3.0)
+    (out,) = apply_op(fn.brightness, [x32], brightness=3.0)
     np.testing.assert_array_equal(out, x32 * 3)
 
 
@@ -125,7 +115,7 @@ def test_per_sample_brightness_is_shared_by_image_and_mask():
         return (fn.brightness(img, brightness=factor), fn.brightness(mask, brightness=factor),
                 factor)
 
-    out_img, out_mask, factors = _run(build, 4)
+    out_img, out_mask, factors = run_samples(build, 4)
     assert len({float(f) for f in factors}) == 4  # really per sample
     for img, oi, om, fac in zip(imgs, out_img, out_mask, factors, strict=True):
         np.testing.assert_array_equal(oi, _sat_u8(img.astype(np.float32) * np.float32(fac)))
@@ -141,7 +131,7 @@ def test_brightness_on_sequences_applies_the_sample_value_to_every_frame():
             fn.brightness(fn.external_source(source=lambda: [np.float32(1)] * 2),
                           brightness=1.0, dtype=types.FLOAT)
 
-    (outs, _) = _run(build, 2)
+    (outs, _) = run_samples(build, 2)
     assert outs[0].shape == seq.shape
     ratio = outs[0].astype(np.float64).sum(axis=(1, 2, 3)) / seq.sum(axis=(1, 2, 3))
     np.testing.assert_allclose(ratio, ratio[0], rtol=1e-2)
@@ -149,9 +139,9 @@ def test_brightness_on_sequences_applies_the_sample_value_to_every_frame():
 
 def test_brightness_rejects_unsupported_types():
     with pytest.raises(ArgumentError, match=r"fn.brightness: argument 'dtype' must be one of"):
-        _apply(fn.brightness, [RAMP], dtype=types.INT8)
+        apply_op(fn.brightness, [RAMP], dtype=types.INT8)
     with pytest.raises(SampleError, match="input type uint16 is not supported"):
-        _apply(fn.brightness, [RAMP.astype(np.uint16)])
+        apply_op(fn.brightness, [RAMP.astype(np.uint16)])
 
 
 # -- hue / saturation / hsv / color_twist ------------------------------------------------------
@@ -172,8 +162,8 @@ def _twist_reference(img, hue=0.0, sat=1.0, value=1.0, brightness=1.0, contrast=
                                     {"saturation": 0.3}, {"hue": 200.0, "value": 0.8}])
 def test_hsv_matches_yiq_reference(kwargs):
     imgs = _images()
-    outs = _apply(fn.hsv, imgs, dtype=types.FLOAT, **kwargs)
-    exact = _apply(fn.hsv, imgs, **kwargs)
+    outs = apply_op(fn.hsv, imgs, dtype=types.FLOAT, **kwargs)
+    exact = apply_op(fn.hsv, imgs, **kwargs)
     ref_args = {"hue": kwargs.get("hue", 0.0), "sat": kwargs.get("saturation", 1.0),
                 "value": kwargs.get("value", 1.0)}
     for img, out, u8 in zip(imgs, outs, exact, strict=True):
@@ -186,13 +176,13 @@ def test_hsv_matches_yiq_reference(kwargs):
 def test_hue_zero_and_full_turn_leave_images_unchanged():
     imgs = _images()
     for hue in (0.0, 360.0):
-        for img, out in zip(imgs, _apply(fn.hue, imgs, hue=hue), strict=True):
+        for img, out in zip(imgs, apply_op(fn.hue, imgs, hue=hue), strict=True):
             np.testing.assert_array_equal(out, img)
 
 
 def test_saturation_zero_leaves_luma_only():
     imgs = _images()
-    for img, out in zip(imgs, _apply(fn.saturation, imgs, saturation=0.0), strict=True):
+    for img, out in zip(imgs, apply_op(fn.saturation, imgs, saturation=0.0), strict=True):
         luma = img.astype(np.float64) @ YIQ[0]
         # DALI maps back with the exact inverse of its YIQ matrix, whose first column is
         # (0.9997, 0.9996, 1.0028), so the three channels agree to about 1 level.
@@ -202,20 +192,20 @@ def test_saturation_zero_leaves_luma_only():
 def test_color_twist_adds_contrast_offset_around_the_middle():
     imgs = _images()
     kw = {"hue": 25.0, "saturation": 0.7, "brightness": 1.2, "contrast": 0.8}
-    outs = _apply(fn.color_twist, imgs, dtype=types.FLOAT, **kw)
+    outs = apply_op(fn.color_twist, imgs, dtype=types.FLOAT, **kw)
     for img, out in zip(imgs, outs, strict=True):
         ref = _twist_reference(img, hue=25.0, sat=0.7, brightness=1.2, contrast=0.8)
         np.testing.assert_allclose(out, ref, atol=2e-3)
     xf = RNG.random((4, 5, 3)).astype(np.float32)
-    (out,) = _apply(fn.color_twist, [xf], contrast=0.5)  # float data: middle is 0.5
+    (out,) = apply_op(fn.color_twist, [xf], contrast=0.5)  # float data: middle is 0.5
     np.testing.assert_allclose(out, _twist_reference(xf, contrast=0.5), atol=1e-5)
 
 
 def test_hsv_outputs_uint8_by_default_and_other_types_on_request():
     xf = RNG.random((4, 5, 3)).astype(np.float32) * 255
-    (out,) = _apply(fn.hsv, [xf], hue=10.0)
+    (out,) = apply_op(fn.hsv, [xf], hue=10.0)
     assert out.dtype == np.uint8
-    (out16,) = _apply(fn.hue, [xf.astype(np.float16)], hue=10.0)
+    (out16,) = apply_op(fn.hue, [xf.astype(np.float16)], hue=10.0)
     assert out16.dtype == np.float16
     np.testing.assert_allclose(out16, _twist_reference(xf.astype(np.float16), hue=10.0),
                                rtol=2e-3, atol=0.2)
@@ -223,8 +213,8 @@ def test_hsv_outputs_uint8_by_default_and_other_types_on_request():
 
 def test_hue_on_sequences_equals_hue_per_frame():
     frames = _images(3)
-    (seq,) = _apply(fn.hue, [np.stack(frames)], layout="FHWC", hue=50.0)
-    singles = _apply(fn.hue, frames, hue=50.0)
+    (seq,) = apply_op(fn.hue, [np.stack(frames)], layout="FHWC", hue=50.0)
+    singles = apply_op(fn.hue, frames, hue=50.0)
     np.testing.assert_array_equal(seq, np.stack(singles))
 
 
@@ -236,23 +226,23 @@ def test_per_sample_hue_values():
         x = fn.external_source(source=lambda: imgs, layout="HWC")
         return fn.hue(x, hue=fn.external_source(source=lambda: hues), dtype=types.FLOAT)
 
-    (outs,) = _run(build, 3)
+    (outs,) = run_samples(build, 3)
     for img, h, out in zip(imgs, hues, outs, strict=True):
         np.testing.assert_allclose(out, _twist_reference(img, hue=float(h)), atol=2e-3)
 
 
 def test_twist_operators_need_three_channel_last_images():
     with pytest.raises(SampleError, match="expects 3 channels"):
-        _apply(fn.hue, [RNG.integers(0, 255, (4, 4, 4), dtype=np.uint8)], hue=3.0)
+        apply_op(fn.hue, [RNG.integers(0, 255, (4, 4, 4), dtype=np.uint8)], hue=3.0)
     with pytest.raises(SampleError, match="expects channel-last images"):
-        _apply(fn.saturation, [np.zeros((3, 4, 4), np.uint8)], layout="CHW")
+        apply_op(fn.saturation, [np.zeros((3, 4, 4), np.uint8)], layout="CHW")
 
 
 # -- color_space_conversion --------------------------------------------------------------------
 
 
 def _csc(images, src, dst, layout="HWC"):
-    return _apply(fn.color_space_conversion, images, layout=layout, image_type=src,
+    return apply_op(fn.color_space_conversion, images, layout=layout, image_type=src,
                   output_type=dst)
 
 

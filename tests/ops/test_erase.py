@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import run_pipeline
+from helpers import apply_op, run_samples
 
 from stoker import fn
 from stoker.errors import ArgumentError, SampleError
@@ -19,16 +19,6 @@ RNG = np.random.default_rng(2)
 IMG = np.full((8, 10, 3), 7, np.uint8)
 
 
-def _run(build, batch_size, threads=2):
-    outs = run_pipeline(build, batch_size=batch_size, threads=threads)
-    return [[np.array(s) for s in tl] for tl in outs]
-
-
-def _apply(op, images, layout="HWC", **kwargs):
-    def build():
-        return op(fn.external_source(source=lambda: images, layout=layout), **kwargs)
-
-    return _run(build, len(images))[0]
 
 
 def _box(out, background=7):
@@ -61,31 +51,31 @@ def _box(out, background=7):
     ({}, [], []),
 ])
 def test_erase_box_rules(kwargs, rows, cols):
-    (out,) = _apply(fn.erase, [IMG], **kwargs)
+    (out,) = apply_op(fn.erase, [IMG], **kwargs)
     assert _box(out) == (rows, cols)
     assert (out[out != 7] == 0).all()
 
 
 def test_erase_several_boxes_and_fill_values():
-    (out,) = _apply(fn.erase, [IMG], anchor=[1, 1, 5, 6], shape=[2, 2, 2, 3],
+    (out,) = apply_op(fn.erase, [IMG], anchor=[1, 1, 5, 6], shape=[2, 2, 2, 3],
                     fill_value=[10.0, 20.0, 30.0])
     assert (out[1:3, 1:3] == [10, 20, 30]).all() and (out[5:7, 6:9] == [10, 20, 30]).all()
     assert (out == 7).all(axis=-1).sum() == 80 - 4 - 6
-    (wrap,) = _apply(fn.erase, [IMG], anchor=[0, 0], shape=[1, 1], fill_value=[300.0])
+    (wrap,) = apply_op(fn.erase, [IMG], anchor=[0, 0], shape=[1, 1], fill_value=[300.0])
     assert wrap[0, 0, 0] == 44  # C cast: 300 wraps to 44 in uint8, as in DALI
-    (trunc,) = _apply(fn.erase, [IMG.astype(np.int16)], anchor=[0, 0], shape=[1, 1],
+    (trunc,) = apply_op(fn.erase, [IMG.astype(np.int16)], anchor=[0, 0], shape=[1, 1],
                       fill_value=[-2.7])
     assert trunc[0, 0, 0] == -2
 
 
 def test_erase_along_channels_and_other_layouts():
-    (c,) = _apply(fn.erase, [IMG], anchor=[2, 3, 1], shape=[3, 4, 1], axis_names="HWC")
+    (c,) = apply_op(fn.erase, [IMG], anchor=[2, 3, 1], shape=[3, 4, 1], axis_names="HWC")
     assert (c[2:5, 3:7, 1] == 0).all() and (c[..., 0] == 7).all() and (c[..., 2] == 7).all()
     chw = IMG.transpose(2, 0, 1).copy()
-    (out,) = _apply(fn.erase, [chw], layout="CHW", anchor=[1, 2], shape=[3, 4],
+    (out,) = apply_op(fn.erase, [chw], layout="CHW", anchor=[1, 2], shape=[3, 4],
                     fill_value=[1.0, 2.0, 3.0])
     assert (out[:, 1:4, 2:6] == np.array([1, 2, 3])[:, None, None]).all()
-    (seq,) = _apply(fn.erase, [np.stack([IMG, IMG])], layout="FHWC", anchor=[1, 2],
+    (seq,) = apply_op(fn.erase, [np.stack([IMG, IMG])], layout="FHWC", anchor=[1, 2],
                     shape=[3, 4])
     assert (seq[:, 1:4, 2:6] == 0).all() and (seq == 0).sum() == 2 * 12 * 3
 
@@ -101,7 +91,7 @@ def test_per_sample_boxes_are_shared_by_image_and_mask():
         return fn.erase(img, anchor=anchor, shape=[4, 5]), \
             fn.erase(mask, anchor=anchor, shape=[4, 5]), anchor
 
-    out_img, out_mask, anchors = _run(build, 3)
+    out_img, out_mask, anchors = run_samples(build, 3)
     for oi, om, a in zip(out_img, out_mask, anchors, strict=True):
         y, x = int(np.floor(a[0])), int(np.floor(a[1]))
         y1, x1 = int(np.floor(a[0] + 4)), int(np.floor(a[1] + 5))
@@ -111,13 +101,13 @@ def test_per_sample_boxes_are_shared_by_image_and_mask():
 
 def test_erase_errors():
     with pytest.raises(ArgumentError, match="'anchor' is given but 'shape' is not"):
-        _apply(fn.erase, [IMG], anchor=[1, 2])
+        apply_op(fn.erase, [IMG], anchor=[1, 2])
     with pytest.raises(SampleError, match="'fill_value' has 2 values but the data has 3"):
-        _apply(fn.erase, [IMG], anchor=[1, 2], shape=[2, 2], fill_value=[1.0, 2.0])
+        apply_op(fn.erase, [IMG], anchor=[1, 2], shape=[2, 2], fill_value=[1.0, 2.0])
     with pytest.raises(SampleError, match="must both hold k \\* 2 values"):
-        _apply(fn.erase, [IMG], anchor=[1, 2, 3], shape=[2, 2, 2])
+        apply_op(fn.erase, [IMG], anchor=[1, 2, 3], shape=[2, 2, 2])
     with pytest.raises(SampleError, match="names axes that layout 'CHW' lacks"):
-        _apply(fn.erase, [IMG.transpose(2, 0, 1).copy()], layout="CHW", anchor=[1],
+        apply_op(fn.erase, [IMG.transpose(2, 0, 1).copy()], layout="CHW", anchor=[1],
                shape=[1], axis_names="D")
 
 
@@ -144,19 +134,19 @@ def test_grid_mask_matches_reference(kwargs):
     for imgs in ([RNG.integers(1, 256, (120, 150, 3), dtype=np.uint8),
                   RNG.integers(1, 256, (60, 80, 3), dtype=np.uint8)],
                  [RNG.random((90, 70, 2)).astype(np.float32) + 1]):
-        for img, out in zip(imgs, _apply(fn.grid_mask, imgs, **kwargs), strict=True):
+        for img, out in zip(imgs, apply_op(fn.grid_mask, imgs, **kwargs), strict=True):
             np.testing.assert_array_equal(out, _grid_ref(img, **kwargs))
 
 
 def test_grid_mask_masks_ratio_squared_of_the_area():
     img = np.ones((400, 400, 1), np.uint8)
     for ratio in (0.3, 0.5, 0.8):
-        (out,) = _apply(fn.grid_mask, [img], tile=40, ratio=ratio)
+        (out,) = apply_op(fn.grid_mask, [img], tile=40, ratio=ratio)
         assert (out == 0).mean() == pytest.approx(ratio ** 2, abs=0.01)
 
 
 def test_grid_mask_errors():
     with pytest.raises(ArgumentError, match=r"'tile' must be in \[1, inf\]"):
-        _apply(fn.grid_mask, [IMG], tile=0)
+        apply_op(fn.grid_mask, [IMG], tile=0)
     with pytest.raises(SampleError, match="expects HWC images"):
-        _apply(fn.grid_mask, [IMG.transpose(2, 0, 1).copy()], layout="CHW")
+        apply_op(fn.grid_mask, [IMG.transpose(2, 0, 1).copy()], layout="CHW")

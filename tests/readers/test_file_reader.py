@@ -10,35 +10,10 @@ import os
 
 import numpy as np
 import pytest
+from helpers import make_files, read_files
 
 from stoker import SampleError, fn, pipeline_def
 from stoker.readers import DatasetError
-
-
-def make_files(root, names: list[str]) -> None:
-    """Each file holds its own relative path as bytes, so outputs are easy to check."""
-    for name in names:
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(name.encode())
-
-
-def read(runs: int = 1, batch_size: int = 1, pipe_seed: int = 1, **reader_args):
-    """``runs`` batches as lists of (source_info, bytes, label)."""
-
-    @pipeline_def(batch_size=batch_size, num_threads=1, device_id=None, seed=pipe_seed)
-    def pipe():
-        data, label = fn.readers.file(name="Reader", **reader_args)
-        return data, label
-
-    p = pipe()
-    out = []
-    for _ in range(runs):
-        data, labels = p.run()
-        out.append([(data.source_info(i), data.at(i).tobytes(), int(labels.at(i)[0]))
-                    for i in range(len(data))])
-    p.close()
-    return out
 
 
 def flat(batches) -> list:
@@ -47,7 +22,7 @@ def flat(batches) -> list:
 
 def epoch(root, n: int, **kw) -> list[tuple[str, int]]:
     """One pass of ``n`` samples as (source_info, label)."""
-    return [(info, label) for info, _, label in flat(read(n, file_root=str(root), **kw))]
+    return [(info, label) for info, _, label in flat(read_files(n, file_root=str(root), **kw))]
 
 
 # -- file_root -----------------------------------------------------------------------------------
@@ -112,7 +87,7 @@ def test_file_filters_are_fnmatch_patterns_on_the_file_name(tmp_path):
     assert names(["*.txt", "c*"], 2) == ["d/cc.jpg", "d/x.txt"]
     # Measured: "*/*.jpg" matched nothing: patterns see the bare name, not the path.
     with pytest.raises(DatasetError, match="no files found"):
-        read(file_root=str(tmp_path), file_filters=["*/*.jpg"])
+        read_files(file_root=str(tmp_path), file_filters=["*/*.jpg"])
 
 
 def test_dir_filters_pick_class_folders_and_labels_count_only_those(tmp_path):
@@ -123,9 +98,9 @@ def test_dir_filters_pick_class_folders_and_labels_count_only_those(tmp_path):
     assert epoch(tmp_path, 1, dir_filters=["A"]) == [("a/2.jpg", 0)]
     with pytest.raises(DatasetError, match=r"\(3 sub-folder\(s\), 0 of them matching "
                                            r"dir_filters=\['A'\]\)"):
-        read(file_root=str(tmp_path), dir_filters=["A"], case_sensitive_filter=True)
+        read_files(file_root=str(tmp_path), dir_filters=["A"], case_sensitive_filter=True)
     with pytest.raises(DatasetError, match="no files found"):
-        read(file_root=str(tmp_path), dir_filters=["*sub*"])  # not recursive (measured)
+        read_files(file_root=str(tmp_path), dir_filters=["*sub*"])  # not recursive (measured)
 
 
 def test_symlinked_class_folder_is_followed(tmp_path):
@@ -139,7 +114,7 @@ def test_broken_symlink_in_file_root_is_an_error_naming_it(tmp_path):
     make_files(tmp_path, ["a/1.jpg"])
     os.symlink("nowhere", tmp_path / "b")
     with pytest.raises(FileNotFoundError, match=f"{tmp_path / 'b'}.*broken symbolic link"):
-        read(file_root=str(tmp_path))
+        read_files(file_root=str(tmp_path))
 
 
 # -- outputs -------------------------------------------------------------------------------------
@@ -169,7 +144,7 @@ def test_empty_file_reads_as_an_empty_array(tmp_path):
     # always reads, so the sample is simply empty.
     (tmp_path / "d").mkdir()
     (tmp_path / "d" / "e.jpg").write_bytes(b"")
-    [[(info, data, label)]] = read(file_root=str(tmp_path))
+    [[(info, data, label)]] = read_files(file_root=str(tmp_path))
     assert (info, data, label) == ("d/e.jpg", b"", 0)
 
 
@@ -223,11 +198,11 @@ def test_file_list_paths_labels_and_order(tmp_path):
     want = [("b.jpg", b"data/b.jpg", 4), ("a.txt", b"data/a.txt", 2),
             ("c d.png", b"data/c d.png", 9),
             (f"{tmp_path}/elsewhere/z.jpg", b"elsewhere/z.jpg", 0)]
-    assert flat(read(4, file_list=str(lst))) == want
-    assert flat(read(4, file_list=str(lst), file_root=str(tmp_path / "data"))) == want
+    assert flat(read_files(4, file_list=str(lst))) == want
+    assert flat(read_files(4, file_list=str(lst), file_root=str(tmp_path / "data"))) == want
     other = tmp_path / "list2.txt"
     other.write_text("data/b.jpg 1\n")
-    assert flat(read(1, file_list=str(other))) == [("data/b.jpg", b"data/b.jpg", 1)]
+    assert flat(read_files(1, file_list=str(other))) == [("data/b.jpg", b"data/b.jpg", 1)]
 
 
 def test_files_with_and_without_labels(tmp_path):
@@ -235,10 +210,10 @@ def test_files_with_and_without_labels(tmp_path):
     # negative labels are fine; with file_root the paths are relative to it.
     make_files(tmp_path, ["a.jpg", "b.jpg"])
     a, b = str(tmp_path / "a.jpg"), str(tmp_path / "b.jpg")
-    assert [(i, lab) for i, _, lab in flat(read(3, files=[b, a, b]))] == [(b, 0), (a, 1),
+    assert [(i, lab) for i, _, lab in flat(read_files(3, files=[b, a, b]))] == [(b, 0), (a, 1),
                                                                         (b, 2)]
-    assert [lab for _, _, lab in flat(read(2, files=[a, b], labels=[-5, 7]))] == [-5, 7]
-    got = flat(read(2, files=["b.jpg", "a.jpg"], labels=[5, 6], file_root=str(tmp_path)))
+    assert [lab for _, _, lab in flat(read_files(2, files=[a, b], labels=[-5, 7]))] == [-5, 7]
+    got = flat(read_files(2, files=["b.jpg", "a.jpg"], labels=[5, 6], file_root=str(tmp_path)))
     assert got == [("b.jpg", b"b.jpg", 5), ("a.jpg", b"a.jpg", 6)]
 
 
@@ -273,12 +248,12 @@ def ten_files(tmp_path) -> list[str]:
 def test_unshuffled_runs_wrap_into_the_next_epoch_as_dali(tmp_path):
     files = ten_files(tmp_path)
     # Measured (notes, section d): [0,1,2,3] [4,5,6,7] [8,9,0,1]; with padding [8,9,9,9].
-    assert labels_of(read(3, 4, files=files, labels=list(range(10)))) == \
+    assert labels_of(read_files(3, 4, files=files, labels=list(range(10)))) == \
         [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 1]
-    assert labels_of(read(3, 4, files=files, labels=list(range(10)), pad_last_batch=True)) \
+    assert labels_of(read_files(3, 4, files=files, labels=list(range(10)), pad_last_batch=True)) \
         == [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 9, 9]
     # 2 shards, shard 1, padding, no stick: shard 1 then shard 0 (measured).
-    assert labels_of(read(4, 4, files=files, labels=list(range(10)), num_shards=2,
+    assert labels_of(read_files(4, 4, files=files, labels=list(range(10)), num_shards=2,
                           shard_id=1, pad_last_batch=True)) == \
         [5, 6, 7, 8, 9, 9, 9, 9, 0, 1, 2, 3, 4, 4, 4, 4]
 
@@ -300,7 +275,7 @@ def test_reset_does_not_move_the_reader(tmp_path):
 
 def test_random_shuffle_gives_an_exact_permutation_per_epoch(tmp_path):
     files = ten_files(tmp_path)
-    got = labels_of(read(6, 5, files=files, labels=list(range(10)), random_shuffle=True))
+    got = labels_of(read_files(6, 5, files=files, labels=list(range(10)), random_shuffle=True))
     epochs = [got[i:i + 10] for i in range(0, 30, 10)]
     assert all(sorted(e) == list(range(10)) for e in epochs)
     assert len({tuple(e) for e in epochs}) > 1
@@ -310,9 +285,9 @@ def test_random_shuffle_gives_an_exact_permutation_per_epoch(tmp_path):
 def test_random_shuffle_is_reproducible_from_seed_or_pipeline_seed(tmp_path):
     files = ten_files(tmp_path)
     args = dict(files=files, labels=list(range(10)), random_shuffle=True)
-    by_pipe = [labels_of(read(4, 5, pipe_seed=s, **args)) for s in (1, 1, 2)]
+    by_pipe = [labels_of(read_files(4, 5, pipe_seed=s, **args)) for s in (1, 1, 2)]
     assert by_pipe[0] == by_pipe[1] and by_pipe[0] != by_pipe[2]
-    by_arg = [labels_of(read(4, 5, pipe_seed=s, seed=7, **args)) for s in (1, 2)]
+    by_arg = [labels_of(read_files(4, 5, pipe_seed=s, seed=7, **args)) for s in (1, 2)]
     assert by_arg[0] == by_arg[1]  # the reader's own seed wins over the pipeline's
 
 
@@ -322,7 +297,7 @@ def test_shuffled_shards_cover_every_epoch_exactly_once_whatever_the_seeds(tmp_p
     sizes = [4, 5]  # shard 0 = [0, 4), shard 1 = [4, 9)
     epochs = {0: [], 1: []}
     for sid in range(2):
-        got = labels_of(read(9, 1, pipe_seed=10 + sid, files=files, labels=list(range(9)),
+        got = labels_of(read_files(9, 1, pipe_seed=10 + sid, files=files, labels=list(range(9)),
                              num_shards=2, shard_id=sid, random_shuffle=True))
         first = sizes[sid]  # epoch 0 reads the reader's own shard, epoch 1 the other one
         epochs[0] += got[:first]
@@ -333,10 +308,10 @@ def test_shuffled_shards_cover_every_epoch_exactly_once_whatever_the_seeds(tmp_p
 def test_shuffle_after_epoch_reshuffles_the_dataset_every_epoch(tmp_path):
     files = ten_files(tmp_path)
     # Measured: DALI shuffles the first epoch too and reports stick_to_shard=1.
-    got = labels_of(read(4, 5, files=files, labels=list(range(10)), shuffle_after_epoch=True))
+    got = labels_of(read_files(4, 5, files=files, labels=list(range(10)), shuffle_after_epoch=True))
     assert sorted(got[:10]) == list(range(10)) == sorted(got[10:])
     assert got[:10] != list(range(10)) and got[:10] != got[10:]
-    shards = [labels_of(read(2, 5, files=files, labels=list(range(10)),
+    shards = [labels_of(read_files(2, 5, files=files, labels=list(range(10)),
                              shuffle_after_epoch=True, num_shards=2, shard_id=s))
               for s in range(2)]
     for e in range(2):  # each epoch, the two shards split one permutation

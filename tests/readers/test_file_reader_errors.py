@@ -9,23 +9,17 @@ from __future__ import annotations
 import os
 
 import pytest
+from helpers import make_files
 
 from stoker import ArgumentError, SampleError, fn, pipeline_def
 from stoker.readers import DatasetError
 
 
-def make_files(root, names: list[str]) -> None:
-    """Each file holds its own relative path as bytes, so outputs are easy to check."""
-    for name in names:
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(name.encode())
+def read(runs: int = 1, batch_size: int = 1, **reader_args):
+    """``runs`` batches of (source_info, bytes, label). Defined here, not shared from
+    helpers.py: the errors below must name this file as where the reader was created."""
 
-
-def read(runs: int = 1, batch_size: int = 1, pipe_seed: int = 1, **reader_args):
-    """``runs`` batches as lists of (source_info, bytes, label)."""
-
-    @pipeline_def(batch_size=batch_size, num_threads=1, device_id=None, seed=pipe_seed)
+    @pipeline_def(batch_size=batch_size, num_threads=1, device_id=None, seed=1)
     def pipe():
         data, label = fn.readers.file(name="Reader", **reader_args)
         return data, label
@@ -38,7 +32,6 @@ def read(runs: int = 1, batch_size: int = 1, pipe_seed: int = 1, **reader_args):
                     for i in range(len(data))])
     p.close()
     return out
-
 
 def test_missing_file_root_fails_at_build_naming_it(tmp_path):
     # Measured: DALI failed at build with "Failed to open <path>".
