@@ -425,27 +425,28 @@ def resample_taps(image: np.ndarray, taps: Taps, out_dtype: np.dtype) -> np.ndar
     (oh, ow), c = taps.shape, image.shape[2]
     if taps.nearest:
         return gather_pixels(image, taps).astype(out_dtype, copy=False)
-    from stoker.kernels.cpu.resample_loops import resample_rows  # numba on first use
+    from stoker.kernels.cpu.resample_loops import resample_planes  # numba on first use
 
-    def last_pass(src: np.ndarray, idx: np.ndarray, weights: np.ndarray,
+    out = np.empty((oh, ow, c), out_dtype)
+
+    def last_pass(planes: np.ndarray, idx: np.ndarray, weights: np.ndarray,
                   transposed: bool) -> np.ndarray:
-        if transposed:  # rows of ``src`` are output columns
-            out_t = scratch(2, (ow, oh, c), out_dtype)
-            resample_rows(src, idx, weights, out_t)
-            return transpose_hw(out_t)
-        out = np.empty((oh, ow, c), out_dtype)
-        resample_rows(src, idx, weights, out)
-        return out
+        if not transposed:
+            resample_planes(planes, idx, weights, out.transpose(2, 0, 1))
+            return out
+        planes_t = scratch(2, (c, ow, oh), out_dtype)
+        resample_planes(planes, idx, weights, planes_t)
+        return untranspose_planes(planes_t, out, channels_first=False)
 
     return two_passes(image, taps, last_pass)
 
 
 def two_passes(image: np.ndarray, taps: Taps, last_pass: Any) -> Any:
-    """The first 1-D pass into a float32 intermediate, transposed for the second; then
-    ``last_pass(src, indices, weights, transposed)`` filters ``src`` along its first axis
-    (``transposed``: the rows of ``src`` are output columns). Only the source region the
-    taps reach is read (a crop window's, for ROI resizes)."""
-    from stoker.kernels.cpu.resample_loops import resample_rows  # numba on first use
+    """The first 1-D pass into float32 channel planes, each transposed for the second;
+    then ``last_pass(planes, indices, weights, transposed)`` filters the planes (C, A, B)
+    along A (``transposed``: A runs over output columns, B over output rows). Only the
+    source region the taps reach is read (a crop window's, for ROI resizes)."""
+    from stoker.kernels.cpu.resample_loops import resample_to_planes  # numba on first use
 
     ty, tx = taps.y, taps.x
     c = image.shape[2]
@@ -453,16 +454,16 @@ def two_passes(image: np.ndarray, taps: Taps, last_pass: Any) -> Any:
     rh, rw = ty.extent, tx.extent
     region = image[ty.start:ty.start + rh, tx.start:tx.start + rw]
     if taps.rows_first:
-        tmp = scratch(0, (oh, rw, c), np.float32)
+        tmp = scratch(0, (c, oh, rw), np.float32)
         src = region if _rows_contiguous(region) else \
             _copy_into(region, scratch(3, region.shape, region.dtype))
-        resample_rows(src, ty.idx, ty.weights, tmp)
-        return last_pass(transpose_hw(tmp, scratch(1, (rw, oh, c), np.float32)), tx.idx,
+        resample_to_planes(src, ty.idx, ty.weights, tmp)
+        return last_pass(transpose_planes(tmp, scratch(1, (c, rw, oh), np.float32)), tx.idx,
                          tx.weights, True)
     src_t = transpose_hw(region, scratch(3, (rw, rh, c), image.dtype))
-    tmp = scratch(0, (ow, rh, c), np.float32)
-    resample_rows(src_t, tx.idx, tx.weights, tmp)
-    return last_pass(transpose_hw(tmp, scratch(1, (rh, ow, c), np.float32)), ty.idx,
+    tmp = scratch(0, (c, ow, rh), np.float32)
+    resample_to_planes(src_t, tx.idx, tx.weights, tmp)
+    return last_pass(transpose_planes(tmp, scratch(1, (c, rh, ow), np.float32)), ty.idx,
                      ty.weights, False)
 
 
@@ -522,4 +523,33 @@ def transpose_hw(image: np.ndarray, out: np.ndarray | None = None) -> np.ndarray
         cv2.transpose(src if c > 1 else src[..., 0], out if c > 1 else out[..., 0])
     else:
         out[...] = image.transpose(1, 0, 2)
+    return out
+
+
+def transpose_planes(planes: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """(C, B, A) ``out`` = each (A, B) plane of C-contiguous ``planes`` transposed."""
+    if planes.dtype in _CV_TYPES and planes.size:
+        import cv2
+
+        for k in range(planes.shape[0]):
+            cv2.transpose(planes[k], out[k])
+    else:
+        out[...] = planes.transpose(0, 2, 1)
+    return out
+
+
+def untranspose_planes(planes_t: np.ndarray, out: np.ndarray, channels_first: bool,
+                       ) -> np.ndarray:
+    """Channel planes (C, w, h) into ``out``: (C, h, w) when ``channels_first``, else
+    (h, w, C) (each plane transposed, then the planes interleaved)."""
+    planes = out if channels_first else out.transpose(2, 0, 1)
+    if planes[0].flags.c_contiguous:  # channels first, or one channel
+        transpose_planes(planes_t, planes)
+    elif planes_t.dtype in _CV_TYPES and out.flags.c_contiguous:
+        import cv2
+
+        c, w, h = planes_t.shape
+        cv2.merge(list(transpose_planes(planes_t, scratch(4, (c, h, w), planes_t.dtype))), out)
+    else:
+        planes[...] = planes_t.transpose(0, 2, 1)
     return out

@@ -23,7 +23,13 @@ from typing import NamedTuple
 import numpy as np
 
 from stoker.kernels.cpu import crop as crop_kernels
-from stoker.kernels.cpu.resize import Taps, gather_pixels, scratch, transpose_hw, two_passes
+from stoker.kernels.cpu.resize import (
+    Taps,
+    gather_pixels,
+    scratch,
+    two_passes,
+    untranspose_planes,
+)
 
 
 class Normalize(NamedTuple):
@@ -71,27 +77,22 @@ def resample_normalized(image: np.ndarray, taps: Taps, norm: Normalize) -> np.nd
     if taps.nearest:  # a gather: pick the pixels, then normalize them as they are
         _normalize_image(gather_pixels(image, taps), norm, out)
         return out
-    from stoker.kernels.cpu.resample_loops import resample_rows_normalized
+    from stoker.kernels.cpu.resample_loops import resample_planes_normalized
 
     planes = out if norm.channels_first else out.transpose(2, 0, 1)
 
     def last_pass(src: np.ndarray, idx: np.ndarray, weights: np.ndarray,
                   transposed: bool) -> np.ndarray:
         if not transposed:
-            resample_rows_normalized(src, idx, weights, planes, norm.table, norm.mean,
-                                     norm.inv_std, norm.shift, norm.quantize)
+            resample_planes_normalized(src, idx, weights, planes, norm.table, norm.mean,
+                                       norm.inv_std, norm.shift, norm.quantize)
             return out
-        # The pass makes output columns: into scratch planes, each then transposed into
-        # place (a plane transposes fast; column-wise stores into the output do not).
+        # The pass makes output columns: into scratch planes, then transposed into place
+        # (a plane transposes fast; column-wise stores into the output do not).
         planes_t = scratch(2, (c, w, h), norm.dtype)
-        resample_rows_normalized(src, idx, weights, planes_t, norm.table, norm.mean,
-                                 norm.inv_std, norm.shift, norm.quantize)
-        for k in range(c):
-            if planes[k].flags.c_contiguous:
-                transpose_hw(planes_t[k, :, :, None], planes[k, :, :, None])
-            else:
-                planes[k] = planes_t[k].T
-        return out
+        resample_planes_normalized(src, idx, weights, planes_t, norm.table, norm.mean,
+                                   norm.inv_std, norm.shift, norm.quantize)
+        return untranspose_planes(planes_t, out, norm.channels_first)
 
     return two_passes(image, taps, last_pass)
 
