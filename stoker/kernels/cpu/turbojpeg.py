@@ -77,7 +77,17 @@ _origin = ""
 _lock = threading.Lock()
 
 
-def _bind(lib: ctypes.CDLL) -> None:
+# Calls that take microseconds keep the GIL (bound through ctypes.PyDLL): releasing and
+# taking it back around each of the dozen a decode makes cost more than the call, and under
+# contention the thread waits for the GIL after every one. The decode itself releases it.
+_HOLD_GIL = ("tj3Init", "tj3Destroy", "tj3GetErrorStr", "tj3GetErrorCode", "tj3Set", "tj3Get",
+             "tj3DecompressHeader", "tj3SetScalingFactor", "tj3SetCroppingRegion")
+
+
+def _bind(lib: ctypes.CDLL, path: str) -> None:
+    held = ctypes.PyDLL(path)
+    for name in _HOLD_GIL:
+        setattr(lib, name, getattr(held, name))
     vp, cp, sz, i = ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_int
     sigs = {
         "tj3Init": ([i], vp), "tj3Destroy": ([vp], None), "tj3GetErrorStr": ([vp], cp),
@@ -109,7 +119,7 @@ def library() -> ctypes.CDLL:
             for path in paths:
                 try:
                     lib = ctypes.CDLL(path)
-                    _bind(lib)
+                    _bind(lib, path)
                 except (OSError, AttributeError) as e:
                     tried.append(f"{path}: {e}")
                     continue
