@@ -11,25 +11,60 @@ Parts (see DESIGN.md):
     cli       -- ``stoker demo``, ``stoker bench``
 """
 
-from stoker import fn, math, types
-from stoker.errors import (
-    ArgumentError,
-    ArgumentTypeError,
-    DeviceError,
-    GraphError,
-    PipelineError,
-    SampleError,
-    StokerError,
-)
-from stoker.graph.node import DataNode
-from stoker.ops.subscript import newaxis
-from stoker.pipeline import Pipeline, pipeline_def
-from stoker.tensors import TensorList
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+# Loaded on first use (PEP 562), so that ``import stoker`` costs nothing until a name is
+# used: ``python -m stoker.cli...`` tools that drive other libraries (a benchmark's DALI
+# peer) don't pay for building every operator.
+_NAMES = {
+    "fn": "stoker.fn", "math": "stoker.math", "types": "stoker.types",
+    "Pipeline": "stoker.pipeline", "pipeline_def": "stoker.pipeline",
+    "DataNode": "stoker.graph.node", "TensorList": "stoker.tensors",
+    "newaxis": "stoker.ops.subscript",
+    **{name: "stoker.errors" for name in (
+        "StokerError", "ArgumentError", "ArgumentTypeError", "DeviceError", "GraphError",
+        "PipelineError", "SampleError")},
+}
+_MODULES = {"fn", "math", "types"}
 
 __all__ = [
     "fn", "math", "types", "Pipeline", "pipeline_def", "DataNode", "TensorList", "newaxis",
     "StokerError", "ArgumentError", "ArgumentTypeError", "DeviceError", "GraphError",
     "PipelineError", "SampleError",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    where = _NAMES.get(name)
+    if where is None:
+        raise AttributeError(f"module 'stoker' has no attribute {name!r}")
+    module = importlib.import_module(where)
+    value = module if name in _MODULES else getattr(module, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+if TYPE_CHECKING:  # what static tools see
+    from stoker import fn, math, types
+    from stoker.errors import (
+        ArgumentError,
+        ArgumentTypeError,
+        DeviceError,
+        GraphError,
+        PipelineError,
+        SampleError,
+        StokerError,
+    )
+    from stoker.graph.node import DataNode
+    from stoker.ops.subscript import newaxis
+    from stoker.pipeline import Pipeline, pipeline_def
+    from stoker.tensors import TensorList

@@ -3,7 +3,8 @@
 Its own process so that peak memory and CPU time belong to it alone (a DataLoader's
 workers are its child processes and are counted with it), and so peers never share a GIL.
 Commands, one per line: ``run SECONDS`` -> JSON {images, seconds, cpu_seconds};
-``stats`` -> JSON {first_batch_s, start_s, peak_rss_mb}; ``quit``.
+``stats`` -> JSON {peak_rss_mb}; ``quit``. The first line out, ``{"ready": true}``, comes
+after the first batch.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ import threading
 import time
 from typing import Any
 
-STARTED = time.perf_counter()
 _TICK = os.sysconf("SC_CLK_TCK")
 _PAGE = os.sysconf("SC_PAGE_SIZE")
 
@@ -109,10 +109,8 @@ def main() -> None:
     parser.add_argument("--threads", type=int, required=True)
     args = parser.parse_args()
     memory = PeakMemory()
-    begin = time.perf_counter()
     step = make_step(args.peer, args.pipeline, args.data, args.batch_size, args.threads)
     step()
-    first_batch = time.perf_counter() - begin
     out = sys.stdout
     print(json.dumps({"ready": True}), file=out, flush=True)
     for line in sys.stdin:
@@ -131,8 +129,7 @@ def main() -> None:
             print(json.dumps({"images": n * args.batch_size, "seconds": elapsed,
                               "cpu_seconds": cpu}), file=out, flush=True)
         elif command[0] == "stats":
-            print(json.dumps({"first_batch_s": first_batch, "start_s": begin - STARTED,
-                              "peak_rss_mb": memory.peak}), file=out, flush=True)
+            print(json.dumps({"peak_rss_mb": memory.peak}), file=out, flush=True)
     os._exit(0)  # peers' own threads and workers must not delay the next measurement
 
 
