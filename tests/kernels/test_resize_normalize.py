@@ -61,3 +61,24 @@ def test_fused_kernel_equals_resize_then_crop_mirror_normalize(dtype, channels_f
             got.astype(out_dtype) if norm.table is not None else C.convert(got, out_dtype))
         assert got.dtype == want.dtype and got.shape == want.shape
         np.testing.assert_array_equal(got, want)
+
+
+def test_remembered_taps_keep_a_share_of_a_cycle_larger_than_the_budget():
+    # A validation epoch visits the same sizes in the same order. Least-recently-used
+    # eviction would drop each entry just before its next use and never hit; the memory
+    # must keep hitting (19% here for a memory half the cycle), and stay in budget.
+    made = []
+
+    def entry(n: int) -> R.AxisTaps:
+        made.append(n)
+        return R.AxisTaps(np.zeros((n, 1), np.intp), np.zeros((n, 1), np.float32), 0, 1, None)
+
+    memory = R._Remembered(budget=50 * 12 * 100)  # 50 entries of 100 taps (12 bytes each)
+    for _ in range(20):
+        for key in range(100):  # twice the budget, in a cycle
+            got = memory.get(("axis", key), lambda: entry(100))
+            assert got.idx.shape == (100, 1)
+            assert memory.used <= memory.budget
+    hits = 20 * 100 - len(made)
+    assert hits >= 0.1 * 20 * 100
+    assert len(memory.items) == len(memory.keys) == memory.used // 1200
