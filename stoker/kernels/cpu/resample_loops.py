@@ -131,32 +131,8 @@ def _rows_to_planes(src, rows, taps, dst):  # pragma: no cover - compiled
 
 
 @njit(nogil=True, cache=True, fastmath=_FAST)
-def _planes_float(src, rows, taps, dst):  # pragma: no cover - compiled
-    acc = np.empty(dst.shape[2], np.float32)
-    for k in range(dst.shape[0]):
-        for a in range(rows.shape[0]):
-            _accumulate(src[k], rows, taps, a, acc, np.float32(0.0))
-            out = dst[k, a]
-            for b in range(acc.shape[0]):
-                out[b] = acc[b]
-
-
-@njit(nogil=True, cache=True, fastmath=_FAST)
-def _planes_int(src, rows, taps, dst, lo, hi):  # pragma: no cover - compiled
-    """Rounded half up and saturated: floor(min(max(x + 0.5, lo), hi))."""
-    acc = np.empty(dst.shape[2], np.float32)
-    for k in range(dst.shape[0]):
-        for a in range(rows.shape[0]):
-            _accumulate(src[k], rows, taps, a, acc, np.float32(0.5))
-            out = dst[k, a]
-            for b in range(acc.shape[0]):
-                out[b] = np.floor(min(max(acc[b], lo), hi))
-
-
-@njit(nogil=True, cache=True, fastmath=_FAST)
 def _planes_table(src, rows, taps, table, dst):  # pragma: no cover - compiled
-    """Rounded and saturated to uint8 as ``_planes_int`` does, then v of channel k stored
-    as table[k, v]."""
+    """Rounded half up and saturated to uint8, then v of channel k stored as table[k, v]."""
     acc = np.empty(dst.shape[2], np.float32)
     for k in range(dst.shape[0]):
         tk = table[k]
@@ -170,8 +146,8 @@ def _planes_table(src, rows, taps, table, dst):  # pragma: no cover - compiled
 
 @njit(nogil=True, cache=True, fastmath=_FAST)
 def _planes_levels(src, rows, taps, mean, inv_std, shift, dst):  # pragma: no cover
-    """Rounded and saturated to uint8 values as ``_planes_int`` does (kept as float32),
-    then normalized as (v - mean[k]) * inv_std[k] + shift."""
+    """Rounded half up and saturated to uint8 values (kept as float32), then normalized
+    as (v - mean[k]) * inv_std[k] + shift."""
     acc = np.empty(dst.shape[2], np.float32)
     for k in range(dst.shape[0]):
         m, s = mean[k], inv_std[k]
@@ -185,7 +161,7 @@ def _planes_levels(src, rows, taps, mean, inv_std, shift, dst):  # pragma: no co
 
 @njit(nogil=True, cache=True, fastmath=_FAST)
 def _planes_affine(src, rows, taps, mean, inv_std, shift, dst):  # pragma: no cover
-    """Accumulated as ``_planes_float`` does, stored as (v - mean[k]) * inv_std[k] + shift."""
+    """Stored as (v - mean[k]) * inv_std[k] + shift."""
     acc = np.empty(dst.shape[2], np.float32)
     for k in range(dst.shape[0]):
         m, s = mean[k], inv_std[k]
@@ -194,6 +170,44 @@ def _planes_affine(src, rows, taps, mean, inv_std, shift, dst):  # pragma: no co
             out = dst[k, a]
             for b in range(acc.shape[0]):
                 out[b] = normalize_value(acc[b], m, s, shift)
+
+
+@njit(nogil=True, cache=True, fastmath=_FAST)
+def _pixels_float(src, rows, taps, dst):  # pragma: no cover - compiled
+    """Planes (C, A, B) in, interleaved rows (A', B * C) out."""
+    c = src.shape[0]
+    acc = np.empty((c, dst.shape[1] // c), np.float32)
+    for a in range(rows.shape[0]):
+        for k in range(c):
+            _accumulate(src[k], rows, taps, a, acc[k], np.float32(0.0))
+        _interleave(acc, dst[a])
+
+
+@njit(nogil=True, cache=True, fastmath=_FAST)
+def _pixels_int(src, rows, taps, dst, lo, hi):  # pragma: no cover - compiled
+    """As ``_pixels_float``, rounded half up and saturated as ``_planes_int``."""
+    c = src.shape[0]
+    acc = np.empty((c, dst.shape[1] // c), np.float32)
+    for a in range(rows.shape[0]):
+        for k in range(c):
+            _accumulate(src[k], rows, taps, a, acc[k], np.float32(0.5))
+            for b in range(acc.shape[1]):
+                acc[k, b] = np.floor(min(max(acc[k, b], lo), hi))
+        _interleave(acc, dst[a])
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _interleave(acc, out):  # pragma: no cover - compiled
+    c, nb = acc.shape
+    if c == 3:  # a constant stride lets the compiler interleave with vector shuffles
+        for b in range(nb):
+            out[3 * b] = acc[0, b]
+            out[3 * b + 1] = acc[1, b]
+            out[3 * b + 2] = acc[2, b]
+    else:
+        for b in range(nb):
+            for k in range(c):
+                out[b * c + k] = acc[k, b]
 
 
 def resample_to_planes(src: np.ndarray, rows: np.ndarray, taps: np.ndarray,
@@ -205,13 +219,14 @@ def resample_to_planes(src: np.ndarray, rows: np.ndarray, taps: np.ndarray,
 
 def resample_planes(src: np.ndarray, rows: np.ndarray, taps: np.ndarray,
                     dst: np.ndarray) -> None:
-    """Filters float32 planes (C, A, B) along A into planes ``dst`` (C, A', B) of its type
-    (integers rounded half up and saturated)."""
+    """Filters float32 planes (C, A, B) along A into the interleaved image ``dst``
+    (A', B, C) of its type (integers rounded half up and saturated)."""
+    dst2 = dst.reshape(dst.shape[0], -1)
     if dst.dtype.kind in "iu":
         lo, hi = _limits(dst.dtype)
-        _planes_int(src, rows, taps, dst, lo, hi)
+        _pixels_int(src, rows, taps, dst2, lo, hi)
     else:
-        _planes_float(src, rows, taps, dst)
+        _pixels_float(src, rows, taps, dst2)
 
 
 def resample_planes_normalized(src: np.ndarray, rows: np.ndarray, taps: np.ndarray,
@@ -219,9 +234,10 @@ def resample_planes_normalized(src: np.ndarray, rows: np.ndarray, taps: np.ndarr
                                mean: np.ndarray | None = None,
                                inv_std: np.ndarray | None = None, shift: float = 0.0,
                                quantize: bool = True) -> None:
-    """``resample_planes`` with crop_mirror_normalize's stage: with ``quantize``, rounded to
-    uint8 values (as a uint8 resize stores them), then looked up in ``table`` (C, 257) or
-    normalized to (v - mean[k]) * inv_std[k] + shift."""
+    """Filters float32 planes (C, A, B) along A into planes ``dst`` (C, A', B; possibly a
+    strided view of an HWC output) through crop_mirror_normalize's stage: with
+    ``quantize``, rounded to uint8 values (as a uint8 resize stores them), then looked up
+    in ``table`` (C, 257) or normalized to (v - mean[k]) * inv_std[k] + shift."""
     if table is not None:
         _planes_table(src, rows, taps, table, dst)
     elif quantize:

@@ -436,16 +436,15 @@ def resample_taps(image: np.ndarray, taps: Taps, out_dtype: np.dtype) -> np.ndar
         return gather_pixels(image, taps).astype(out_dtype, copy=False)
     from stoker.kernels.cpu.resample_loops import resample_planes  # numba on first use
 
-    out = np.empty((oh, ow, c), out_dtype)
-
     def last_pass(planes: np.ndarray, idx: np.ndarray, weights: np.ndarray,
                   transposed: bool) -> np.ndarray:
         if not transposed:
-            resample_planes(planes, idx, weights, out.transpose(2, 0, 1))
+            out = np.empty((oh, ow, c), out_dtype)
+            resample_planes(planes, idx, weights, out)
             return out
-        planes_t = scratch(2, (c, ow, oh), out_dtype)
-        resample_planes(planes, idx, weights, planes_t)
-        return untranspose_planes(planes_t, out, channels_first=False)
+        out_t = scratch(2, (ow, oh, c), out_dtype)
+        resample_planes(planes, idx, weights, out_t)
+        return transpose_hw(out_t)
 
     return two_passes(image, taps, last_pass)
 
