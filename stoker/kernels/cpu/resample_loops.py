@@ -26,7 +26,7 @@ _FAST = {"nsz", "arcp", "contract", "afn", "reassoc"}
 @njit(nogil=True, cache=True)
 def nearest_taps(out_size, lo, scale, extent, accumulate):  # pragma: no cover - compiled
     """One tap per output pixel at floor(lo + (i + 0.5) * scale), in float32."""
-    idx = np.empty((out_size, 1), np.intp)
+    idx = np.empty((out_size, 1), np.int32)
     pos = lo + np.float32(0.5) * scale
     for i in range(out_size):
         if not accumulate:
@@ -41,7 +41,7 @@ def nearest_taps(out_size, lo, scale, extent, accumulate):  # pragma: no cover -
 def filter_taps(out_size, lo, scale, table, step, anchor, support, extent):  # pragma: no cover
     """Taps of a tabulated filter ``width`` source pixels wide (``step`` table samples per
     pixel, centered at ``anchor``), linearly interpolated and normalized to sum 1."""
-    idx = np.empty((out_size, support), np.intp)
+    idx = np.empty((out_size, support), np.int32)
     taps = np.empty((out_size, support), np.float32)
     n = table.shape[0]
     start = lo + np.float32(0.5) * scale - np.float32(0.5) - anchor

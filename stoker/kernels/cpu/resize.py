@@ -387,9 +387,10 @@ def _nbytes(taps: AxisTaps) -> int:
 # Image and window sizes repeat (a random crop's height is one of a few hundred), and
 # computing taps in Python costs as much as a tenth of resampling a 224x224 image. 8 MiB
 # is full within a few epochs, so resident memory stays flat after them (32 MiB was still
-# filling after 20 epochs of 256 images: +6% RSS; benchmarks/memory_epochs.py). Hits on
-# the ResNet-50 pipelines over 256 images, epochs 3-6: train 77% (least-recently-used
-# eviction: 80%), val 71% (least-recently-used: 42%, as its sizes come round in order).
+# filling after 20 epochs of 256 images: +6% RSS; benchmarks/memory_epochs.py). Indices
+# are int32 (a third less memory than intp). Hits on the ResNet-50 pipelines over 256
+# images, epochs 3-6: train 83%, val 100% (with intp indices: 77% and 71%; with intp and
+# least-recently-used eviction: 80% and 42%, as val's sizes come round in order).
 _REMEMBERED = _Remembered(8 << 20)
 
 

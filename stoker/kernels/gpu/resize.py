@@ -76,8 +76,8 @@ def resample(frames: torch.Tensor, taps: K.Taps, out_np: np.dtype) -> torch.Tens
     ty, tx = taps.y, taps.x
     dev = frames.device
     if taps.nearest:  # a gather, as gather_pixels: exact
-        rows = torch.as_tensor(ty.idx[:, 0] + ty.start, device=dev)
-        cols = torch.as_tensor(tx.idx[:, 0] + tx.start, device=dev)
+        rows = torch.as_tensor((ty.idx[:, 0] + ty.start).astype(np.int64), device=dev)
+        cols = torch.as_tensor((tx.idx[:, 0] + tx.start).astype(np.int64), device=dev)
         picked = G.movable(frames)[:, rows][:, :, cols]
         picked = G.restore(picked, frames.dtype)
         return picked if picked.dtype == out_t else picked.to(out_t)
