@@ -328,3 +328,21 @@ def test_decodes_jpeg_through_opencv_when_libturbojpeg_is_missing(monkeypatch):
     assert K.probe(JPEGS["420"]).shape() == (61, 83)
     assert maxdiff(K.decode(JPEGS["420"], roi=(3, 4, 20, 30)), pil(JPEGS["420"])[3:23, 4:34]) \
         <= 1
+
+
+def test_a_read_header_serves_only_the_decode_of_the_same_bytes():
+    # turbojpeg.header() (what probe() calls) keeps libjpeg-turbo's handle for the
+    # thread's next decode; decoding other bytes (another size, or after a corrupt
+    # header) must read their own header.
+    small, large = JPEGS["420"], encode(photo(40, 120, 1), quality=90)
+    want_small, want_large = pil(small), pil(large)
+    turbojpeg.header(small)
+    assert maxdiff(turbojpeg.decode(large), want_large) <= 1
+    turbojpeg.header(large)
+    assert maxdiff(turbojpeg.decode(large, roi=(5, 7, 20, 30)), want_large[5:25, 7:37]) <= 1
+    assert maxdiff(turbojpeg.decode(large), want_large) <= 1  # a kept handle is used once
+    with pytest.raises(turbojpeg.JpegError):
+        turbojpeg.header(large[:40])
+    assert maxdiff(turbojpeg.decode(small), want_small) <= 1
+    info = K.probe(small)
+    assert maxdiff(K.decode(small, info=info), want_small) <= 1

@@ -209,10 +209,31 @@ def _read_header(h: _Handle, ptr: int, size: int) -> Header:
     return hdr
 
 
+_read = threading.local()
+
+
 def header(data: np.ndarray | bytes) -> Header:
-    """Size and coding of a JPEG, read from its markers (no pixel is decoded)."""
-    ptr, size, _owner = _buffer(data)
-    return _read_header(_handle(), ptr, size)
+    """Size and coding of a JPEG, read from its markers (no pixel is decoded).
+
+    The handle that read it is kept, with the data, for this thread's next ``decode``: a
+    probe followed by the decode of the same bytes then reads the header once."""
+    ptr, size, owner = _buffer(data)
+    h = _handle()
+    hdr = _read_header(h, ptr, size)
+    _read.last = (ptr, size, owner, h, hdr)
+    return hdr
+
+
+def _ready(ptr: int, size: int) -> tuple[_Handle, Header]:
+    """A handle that has read the header of the ``size`` bytes at ``ptr``: the one
+    ``header`` kept when it read these very bytes (its reference to them kept the memory
+    from being freed and reused), else a fresh one. A handle serves one decode."""
+    last = getattr(_read, "last", None)
+    _read.last = None
+    if last is not None and last[0] == ptr and last[1] == size:
+        return last[3], last[4]
+    h = _handle()
+    return h, _read_header(h, ptr, size)
 
 
 def scaled(size: int, scale: tuple[int, int]) -> int:
@@ -231,10 +252,9 @@ def decode(data: np.ndarray | bytes, *, pixel_format: str = "RGB", scale: tuple[
     refuses images whose full (unscaled) size exceeds it, before any pixel is decoded.
     CMYK/YCCK JPEGs decode only to ``pixel_format="CMYK"``.
     """
-    h = _handle()
-    lib, ptr = h.lib, h.ptr
     src, size, _owner = _buffer(data)
-    hdr = _read_header(h, src, size)
+    h, hdr = _ready(src, size)
+    lib, ptr = h.lib, h.ptr
     if max_pixels and hdr.height * hdr.width > max_pixels:
         raise JpegError(f"image of {hdr.height}x{hdr.width} pixels exceeds the limit of "
                         f"{max_pixels} pixels")
