@@ -113,7 +113,7 @@ def cand_tj3() -> dict:
         "half": lambda b: tj.decode(b, scale=(1, 2)),
         "quarter": lambda b: tj.decode(b, scale=(1, 4)),
         "roi": lambda b, y, x, h, w: tj.decode(b, roi=(y, x, h, w)),
-        "fast": lambda b: tj.decode(b, fast=True),
+        "fast": lambda b: tj.decode(b, fast_idct=True, fast_upsample=True),
         "lib": f"libjpeg-turbo via {tj.library_origin()}",
     }
 
