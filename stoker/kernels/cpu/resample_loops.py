@@ -145,28 +145,18 @@ def _planes_table(src, rows, taps, table, dst):  # pragma: no cover - compiled
 
 
 @njit(nogil=True, cache=True, fastmath=_FAST)
-def _planes_levels(src, rows, taps, mean, inv_std, shift, dst):  # pragma: no cover
-    """Rounded half up and saturated to uint8 values (kept as float32), then normalized
-    as (v - mean[k]) * inv_std[k] + shift."""
+def _planes_normalized(src, rows, taps, mean, inv_std, shift, quantize, dst):  # pragma: no cover
+    """Stored as (v - mean[k]) * inv_std[k] + shift; with ``quantize`` v is first rounded
+    half up and saturated to a uint8 value (kept as float32), as a uint8 resize stores it."""
     acc = np.empty(dst.shape[2], np.float32)
+    bias = np.float32(0.5) if quantize else np.float32(0.0)
     for k in range(dst.shape[0]):
         m, s = mean[k], inv_std[k]
         for a in range(rows.shape[0]):
-            _accumulate(src[k], rows, taps, a, acc, np.float32(0.5))
-            out = dst[k, a]
-            for b in range(acc.shape[0]):
-                level = np.floor(min(max(acc[b], np.float32(0.0)), np.float32(255.0)))
-                out[b] = normalize_value(level, m, s, shift)
-
-
-@njit(nogil=True, cache=True, fastmath=_FAST)
-def _planes_affine(src, rows, taps, mean, inv_std, shift, dst):  # pragma: no cover
-    """Stored as (v - mean[k]) * inv_std[k] + shift."""
-    acc = np.empty(dst.shape[2], np.float32)
-    for k in range(dst.shape[0]):
-        m, s = mean[k], inv_std[k]
-        for a in range(rows.shape[0]):
-            _accumulate(src[k], rows, taps, a, acc, np.float32(0.0))
+            _accumulate(src[k], rows, taps, a, acc, bias)
+            if quantize:
+                for b in range(acc.shape[0]):
+                    acc[b] = np.floor(min(max(acc[b], np.float32(0.0)), np.float32(255.0)))
             out = dst[k, a]
             for b in range(acc.shape[0]):
                 out[b] = normalize_value(acc[b], m, s, shift)
@@ -240,7 +230,5 @@ def resample_planes_normalized(src: np.ndarray, rows: np.ndarray, taps: np.ndarr
     in ``table`` (C, 257) or normalized to (v - mean[k]) * inv_std[k] + shift."""
     if table is not None:
         _planes_table(src, rows, taps, table, dst)
-    elif quantize:
-        _planes_levels(src, rows, taps, mean, inv_std, np.float32(shift), dst)
     else:
-        _planes_affine(src, rows, taps, mean, inv_std, np.float32(shift), dst)
+        _planes_normalized(src, rows, taps, mean, inv_std, np.float32(shift), quantize, dst)

@@ -12,8 +12,9 @@ reuse the first one alone:
   Catmull-Rom cubic, Lanczos-3; linear is the triangle of radius 1), linearly
   interpolated and normalized to sum 1; with antialias they widen by the shrink factor.
 - ``resize_hwc``: two 1-D passes (``resample_loops.py``, numba) with a float32
-  intermediate, each filtering whole rows, with an OpenCV transpose between them; integer
-  outputs are rounded half up and saturated. Nearest neighbour picks the pixel holding
+  intermediate held as channel planes, each pass filtering whole rows, with OpenCV
+  transposes of the planes between them; integer outputs are rounded half up and
+  saturated. Nearest neighbour picks the pixel holding
   the sample point, with DALI's float32 rounding.
 
 ``resize_taps`` gives both axes' taps (``Taps``; remembered per distinct axis, as image
