@@ -1,8 +1,8 @@
 """libjpeg-turbo's TurboJPEG 3 API through ctypes: full, DCT-scaled and cropped JPEG decodes.
 
 Why ctypes on a bundled library rather than a wrapper's own Python API: no pip wrapper
-offers both scaled and region-of-interest decoding (benchmarks/jpeg_decoders.py), and a
-ctypes call releases the GIL, so the executor's threads decode in parallel. The library is
+offers both scaled and region-of-interest decoding (benchmarks/jpeg_decoders.py), and the
+decode call releases the GIL, so the executor's threads decode in parallel. The library is
 the ``libturbojpeg`` that a pip wheel carries (see ``_CANDIDATES``); no system package.
 
 Region decoding: libjpeg-turbo skips the entropy-decoded rows above the window without
