@@ -109,6 +109,16 @@ def make_files(root: Any, names: list[str]) -> None:
         path.write_bytes(name.encode())
 
 
+def sized_files(root: Any, count: int) -> list[str]:
+    """Paths of ``count`` files: f{i}.bin holds byte i, i + 1 times (each its own size)."""
+    paths = []
+    for i in range(count):
+        path = root / f"f{i}.bin"
+        path.write_bytes(bytes([i]) * (i + 1))
+        paths.append(str(path))
+    return paths
+
+
 def read_files(runs: int = 1, batch_size: int = 1, pipe_seed: int = 1, **reader_args) -> list:
     """``runs`` batches of fn.readers.file as lists of (source_info, bytes, label)."""
 

@@ -12,6 +12,7 @@ Skipped unless nvidia.dali and torch are importable; run it with
 from __future__ import annotations
 
 import pytest
+from helpers import sized_files
 
 dali = pytest.importorskip("nvidia.dali")
 pytest.importorskip("torch")
@@ -27,13 +28,7 @@ LIBS = {"dali": (dali_fn, dali.pipeline_def, dali_pytorch),
 
 @pytest.fixture(scope="module")
 def files(tmp_path_factory) -> list[str]:
-    root = tmp_path_factory.mktemp("ckpt_vs_dali")
-    paths = []
-    for i in range(8):
-        path = root / f"f{i}.bin"
-        path.write_bytes(bytes([i]) * (i + 1))
-        paths.append(str(path))
-    return paths
+    return sized_files(tmp_path_factory.mktemp("ckpt_vs_dali"), 8)
 
 
 def make(lib: str, files: list[str], shard_id: int = 0, num_shards: int = 1, **kw):

@@ -14,6 +14,7 @@ import logging
 
 import numpy as np
 import pytest
+from helpers import sized_files
 
 from stoker import fn, pipeline_def, types
 from stoker.plugin.pytorch import (
@@ -29,13 +30,7 @@ EPOCHS = 3
 @pytest.fixture(scope="module")
 def files(tmp_path_factory) -> list[str]:
     """Seven small files: two shards of them differ in size (3 and 4)."""
-    root = tmp_path_factory.mktemp("ckpt_files")
-    paths = []
-    for i in range(7):
-        path = root / f"f{i}.bin"
-        path.write_bytes(bytes([i]) * (i + 1))
-        paths.append(str(path))
-    return paths
+    return sized_files(tmp_path_factory.mktemp("ckpt_files"), 7)
 
 
 def reader_pipe(files, shard_id=0, num_shards=1, pad=False, **kw):
