@@ -153,19 +153,26 @@ class TensorListGPU:
     def _tensors(self) -> list:
         return [self._dense] if self._dense is not None else list(self._samples)
 
+    def _first(self) -> Any:
+        """The dense batch or the first sample (None for an empty batch): what device and
+        type questions are answered from, without listing the samples."""
+        if self._dense is not None:
+            return self._dense
+        return self._samples[0] if self._samples else None
+
     def _ready_on_current_stream(self) -> None:
         if self._event is None:
             return
         import torch
 
-        tensors = self._tensors()
-        if not tensors:
+        first = self._first()
+        if first is None:
             return
-        stream = torch.cuda.current_stream(tensors[0].device)
+        stream = torch.cuda.current_stream(first.device)
         if stream.cuda_stream in self._synced:
             return
         stream.wait_event(self._event)
-        for t in tensors:
+        for t in self._tensors():
             t.record_stream(stream)
         self._synced.add(stream.cuda_stream)
 
@@ -192,10 +199,7 @@ class TensorListGPU:
 
     # -- batch views -----------------------------------------------------------------------
     def is_dense_tensor(self) -> bool:
-        if self._dense is not None:
-            return True
-        s = self._samples
-        return not s or all(t.shape == s[0].shape and t.dtype == s[0].dtype for t in s)
+        return self._dense is not None or _uniform(self._samples)
 
     def as_tensor(self) -> Any:
         """The batch as one torch tensor on the device: the batch itself when it is dense
@@ -244,10 +248,10 @@ class TensorListGPU:
         return torch.stack(self._samples)
 
     def __dlpack_device__(self) -> tuple[int, int]:
-        tensors = self._tensors()
-        if not tensors:
+        first = self._first()
+        if first is None:
             return (1, 0)  # kDLCPU
-        return tensors[0].__dlpack_device__()
+        return first.__dlpack_device__()
 
     def data_ptr(self) -> int:
         """Address of the dense batch's memory on the device."""
@@ -264,8 +268,8 @@ class TensorListGPU:
     @property
     def device(self) -> Any:
         """The torch device the batch is on."""
-        tensors = self._tensors()
-        return tensors[0].device if tensors else None
+        first = self._first()
+        return None if first is None else first.device
 
     @property
     def dtype(self) -> types.DALIDataType:
@@ -273,12 +277,12 @@ class TensorListGPU:
 
     @property
     def numpy_dtype(self) -> np.dtype:
-        tensors = self._tensors()
-        if not tensors:
+        first = self._first()
+        if first is None:
             return np.dtype(np.float32)
-        import torch
+        from stoker.kernels.gpu.common import numpy_dtype
 
-        return torch.empty(0, dtype=tensors[0].dtype).numpy().dtype
+        return numpy_dtype(first.dtype)
 
     def __repr__(self) -> str:
         shapes = self.shape()

@@ -117,17 +117,16 @@ class SampleContext:
 
 
 class GpuContext(ChunkContext):
-    """A GPU operator's view: the whole batch (a chunk from 0 to n), its torch device and
-    the CUDA stream its work goes on (None on CPU tensors). Random draws are the CPU
-    operators' draws: same seed, same sample indices."""
+    """A GPU operator's view: the whole batch (a chunk from 0 to n) and its torch device
+    (the runner makes the pipeline's CUDA stream current around the operator). Random
+    draws are the CPU operators' draws: same seed, same sample indices."""
 
-    __slots__ = ("device", "stream", "pool")
+    __slots__ = ("device", "pool")
 
     def __init__(self, batch: BatchContext, seed: int, n: int, source_info: list[str] | None,
-                 device: Any, stream: Any = None, pool: Any = None):
+                 device: Any, pool: Any = None):
         super().__init__(batch, seed, 0, n, source_info)
         self.device = device
-        self.stream = stream
         self.pool = pool  # the pipeline's WorkerPool, for CPU work inside a GPU operator
 
     def map(self, fn: Any, n: int) -> list:

@@ -66,11 +66,10 @@ class Deferred:
 
 
 class Executor:
-    def __init__(self, plan: Plan, instances: dict[OpNode, Any], num_threads: int,
-                 batch_size: int, name: str, device_id: int | None = None):
+    def __init__(self, plan: Plan, instances: dict[OpNode, Any], num_threads: int, name: str,
+                 device_id: int | None = None):
         self.plan = plan
         self.instances = instances
-        self.batch_size = batch_size
         self.gpu: Any = None  # runs the plan's GPU part (stoker/executor/gpu.py)
         if plan.has_gpu:  # first: a failure here must not leave the pool's threads behind
             from stoker.executor.gpu import GpuRunner

@@ -75,6 +75,8 @@ def upload(value: Any, device: Any) -> Any:
     """A CPU batch value (dense array or list of arrays) as torch tensors on ``device``."""
     import torch
 
+    from stoker.kernels.gpu.common import torch_dtype
+
     if is_gpu_value(value):
         return value
     if device.type == "cpu":
@@ -82,7 +84,7 @@ def upload(value: Any, device: Any) -> Any:
             return torch.from_numpy(_writable(value))
         return [torch.from_numpy(_writable(np.asarray(v))) for v in value]
     if isinstance(value, np.ndarray):
-        staging = torch.empty(value.shape, dtype=_torch_dtype(value.dtype), pin_memory=True)
+        staging = torch.empty(value.shape, dtype=torch_dtype(value.dtype), pin_memory=True)
         staging.numpy()[...] = value
         return staging.to(device, non_blocking=True)
     samples = [np.asarray(v) for v in value]
@@ -93,7 +95,7 @@ def upload(value: Any, device: Any) -> Any:
         return [upload(s, device) for s in samples]
     # One staging buffer and one copy for the whole ragged batch, then per-sample views.
     sizes = [s.size for s in samples]
-    staging = torch.empty(sum(sizes), dtype=_torch_dtype(dtype), pin_memory=True)
+    staging = torch.empty(sum(sizes), dtype=torch_dtype(dtype), pin_memory=True)
     flat = staging.numpy()
     offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     for s, lo, hi in zip(samples, offsets[:-1], offsets[1:], strict=True):
@@ -113,12 +115,6 @@ def download(value: Any) -> Any:
 def _writable(arr: np.ndarray) -> np.ndarray:
     # torch warns on (and would let kernels write into) read-only numpy memory.
     return arr if arr.flags.writeable else arr.copy()
-
-
-def _torch_dtype(dtype: np.dtype) -> Any:
-    import torch
-
-    return torch.from_numpy(np.empty(0, dtype)).dtype
 
 
 class GpuRunner:
@@ -181,8 +177,7 @@ class GpuRunner:
             ins.append(value)
         argv = {key: values[node] for key, node in op.arg_nodes.items()}
         info = infos.get(self.plan.info_from.get(op.outputs[0]))
-        ctx = GpuContext(bctx, ex.seeds(bctx.epoch)[op], n, info, self.device, self.stream,
-                         ex.pool)
+        ctx = GpuContext(bctx, ex.seeds(bctx.epoch)[op], n, info, self.device, ex.pool)
         start = perf_counter()
         try:
             outs = ex.instances[op].run(ins, argv, ctx)

@@ -47,10 +47,11 @@ def stateful(pipe: Any) -> dict[str, Any]:
             and callable(getattr(inst, "restore", None))}
 
 
-def capture(pipe: Any) -> dict[str, Any]:
-    """The pipeline's state now, before its next batch is made."""
+def capture(pipe: Any, insts: dict[str, Any]) -> dict[str, Any]:
+    """The pipeline's state now, before its next batch is made (``insts``: ``stateful``'s
+    map of its operators)."""
     return {"batch": pipe._iteration, "epoch": pipe._epoch, "first_index": pipe._first_index,
-            "operators": {key: inst.state() for key, inst in stateful(pipe).items()}}
+            "operators": {key: inst.state() for key, inst in insts.items()}}
 
 
 def warn_unsaved_sources(pipe: Any) -> None:
@@ -136,6 +137,7 @@ class Tracker:
         self.replay = 0  # batches to schedule at the first run (restored pipelines)
         self.iterator_data: Any = None
         self.restored = doc is not None
+        self._insts = stateful(pipe)  # the pipeline's operators are final once built
         if doc is not None:
             self._restore(pipe, doc)
         # The batch being made (None when the producer is idle) and the next one to make;
@@ -144,7 +146,7 @@ class Tracker:
         self._next = pipe._iteration
 
     def _restore(self, pipe: Any, doc: dict[str, Any]) -> None:
-        insts = stateful(pipe)
+        insts = self._insts
         saved = doc["operators"]
         if set(saved) != set(insts):
             raise PipelineError(f"Pipeline(checkpoint=...): the checkpoint comes from another "
@@ -172,7 +174,7 @@ class Tracker:
                 if r[0] == i and not r[1]:
                     reset_sources()
                     r[1] = True
-            self._starts[i] = capture(pipe)
+            self._starts[i] = capture(pipe, self._insts)
             oldest = min(self._unread[0] if self._unread else i, self._last_taken or 0)
             for k in [k for k in self._starts if k < oldest]:
                 del self._starts[k]
@@ -218,7 +220,7 @@ class Tracker:
                 # before changing anything, so the current state is the batch's.
                 if start != self._next or self._busy is not None:
                     raise PipelineError(f"checkpoint: the state of batch {start} was not kept")
-                state = capture(pipe)
+                state = capture(pipe, self._insts)
             resets = [j - start for j, applied in self._resets
                       if (j > start if applied else j >= start)]
             return state, pending + (after - start), resets

@@ -201,8 +201,8 @@ class Pipeline:
             make = GpuOp if op.device in ("gpu", "mixed") else op.schema.instance or SampleOp
             instances[op] = make(op, self)
         self._instances = instances
-        executor = Executor(plan, instances, self._num_threads, self._batch_size,
-                            name=f"stoker-{id(self):x}", device_id=self._device_id)
+        executor = Executor(plan, instances, self._num_threads, name=f"stoker-{id(self):x}",
+                            device_id=self._device_id)
         executor.defer = self._async and not plan.has_gpu and self._on_error == "raise"
         # Threads must not keep the pipeline alive, or garbage collection could not close it.
         ref = weakref.ref(self)
