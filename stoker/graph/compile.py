@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stoker.errors import GraphError
-from stoker.graph.fuse import fuse
+from stoker.graph.fuse import fuse, seed_origin
 from stoker.graph.node import DataNode, OpNode
 from stoker.kernels.cpu.rng import derive_seed
 
@@ -39,11 +39,7 @@ class Plan:
     # The source operator whose per-sample source_info each value carries, if any.
     info_from: dict[DataNode, DataNode | None]
     # Index of the first stage of the GPU part (len(stages) when there is none).
-    gpu_from: int = -1
-
-    def __post_init__(self) -> None:
-        if self.gpu_from < 0:
-            self.gpu_from = len(self.stages)
+    gpu_from: int
 
     @property
     def has_gpu(self) -> bool:
@@ -86,7 +82,7 @@ def compile_plan(outputs: list[DataNode], all_ops: list[OpNode], pipeline_seed: 
     trace_index = {id(op): k for k, op in enumerate(all_ops)}
     seeds = {}
     for op in ops:
-        origin = op.args.get("_seed_from", op)
+        origin = seed_origin(op)
         seed = origin.args.get("seed", -1)
         k = trace_index.get(id(origin), len(all_ops) + origin.order)
         seeds[op] = seed if seed is not None and seed >= 0 else derive_seed(pipeline_seed, k)

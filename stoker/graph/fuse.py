@@ -163,7 +163,8 @@ def _retire(op: OpNode) -> None:
     op.inputs, op.arg_nodes = [], {}
 
 
-def _seed_origin(op: OpNode) -> OpNode:
+def seed_origin(op: OpNode) -> OpNode:
+    """The operator whose seed ``op`` draws with: the random one fusion put it in place of."""
     return op.args.get("_seed_from", op)
 
 
@@ -204,7 +205,7 @@ def _fold_decoder_into_resampler(op: OpNode, uses: Counter) -> bool:
     if dec.schema.name not in kinds or dec.device != "cpu" or uses[id(src)] != 1 or \
             dec.args.get("preserve") or dec.arg_nodes:
         return False
-    origin = _seed_origin(dec) if dec.schema.random else op
+    origin = seed_origin(dec) if dec.schema.random else op
     stages = {"decode": {**dec.args, "kind": dec.schema.name}, op.schema.name: op.args}
     _become(op, "_decode_resize", dec, [dec.inputs[0]], stages,
             _prefixed(op.schema.name, op.arg_nodes), origin)
@@ -236,7 +237,7 @@ def _fold_resampler_into_cmn(op: OpNode, uses: Counter) -> bool:
         return False
     stages["normalize"] = op.args
     _become(op, target, prod, list(prod.inputs), stages,
-            {**nodes, **_prefixed("normalize", op.arg_nodes)}, _seed_origin(prod))
+            {**nodes, **_prefixed("normalize", op.arg_nodes)}, seed_origin(prod))
     op.where = prod.where
     _retire(prod)
     return True

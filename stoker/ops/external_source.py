@@ -221,9 +221,8 @@ class ExternalSource:
                     raise err from e
                 bctx.dropped.append((f"batch {self.iteration} of epoch {self.epoch}", str(err)))
                 self.iteration += 1
-        if bctx.topup:
-            return self._outputs(raw)
-        self.iteration += 1
+        if not bctx.topup:
+            self.iteration += 1
         return self._outputs(raw)
 
     def _outputs(self, raw: Any) -> tuple[list, None]:
@@ -288,9 +287,7 @@ class ExternalSource:
         self.epoch += 1
         self.iteration = 0
         self.skipped_ahead = 0
-        for future in self._ahead:  # computed for the old epoch's iterations
-            future.cancel()
-        self._ahead.clear()
+        self._cancel_ahead()  # computed for the old epoch's iterations
         if self.exhausted:
             if self.cycle == "raise":
                 self._rewind()
@@ -310,6 +307,10 @@ class ExternalSource:
         if min(epoch, iteration, skipped) < 0:
             raise ValueError(f"external_source state {state} has a negative counter")
         self.epoch, self.iteration, self.skipped_ahead = epoch, iteration, skipped
+        self._cancel_ahead()
+
+    def _cancel_ahead(self) -> None:
+        """Drops the callbacks started ahead (parallel mode): their iterations are stale."""
         for future in self._ahead:
             future.cancel()
         self._ahead.clear()

@@ -23,7 +23,6 @@ unless ``pad_last_batch``) and ``pipe.reset()`` leaves them where they are.
 
 from __future__ import annotations
 
-import dataclasses
 import threading
 import weakref
 from typing import Any
@@ -182,8 +181,7 @@ class FileReader:
         if cursor.position or cursor.epoch:
             raise RuntimeError(f"{self._who()}: an iterator must be created before the "
                                "pipeline's first run() to align the reader's epochs")
-        cursor.order = dataclasses.replace(cursor.order, window=window)
-        cursor._cached = None
+        cursor.set_window(window)
 
     def reader_meta(self) -> dict:
         return self._cursor().order.meta()
@@ -205,8 +203,7 @@ class FileReader:
                              f"({self._who()}) reads {cursor.order.size}")
         window = state.get("window")
         if window != cursor.order.window:
-            cursor.order = dataclasses.replace(cursor.order, window=window)
-            cursor._cached = None
+            cursor.set_window(window)
         cursor.restore(state)
 
     def close(self) -> None:

@@ -34,7 +34,6 @@ from stoker.errors import ArgumentError
 from stoker.kernels.cpu import crop as crop_kernels
 from stoker.kernels.cpu import decode as D
 from stoker.kernels.cpu import resize as R
-from stoker.kernels.cpu.crop_window import random_crop_window
 from stoker.kernels.cpu.resize_normalize import Normalize, normalize_stage, resample_normalized
 from stoker.ops import decoders
 from stoker.ops import resize as resize_ops
@@ -199,8 +198,8 @@ def _normalized(image: np.ndarray, taps: R.Taps, resized: np.dtype, cmn: dict,
     norm = prep.normalize(cmn, c, resized)
     out = resample_normalized(image, taps, norm)
     dtype = prep.out_dtype
-    if out.dtype != dtype:
-        out = out.astype(dtype) if norm.table is not None else crop_kernels.convert(out, dtype)
+    if out.dtype != dtype:  # (a table already stores the output type)
+        out = crop_kernels.convert(out, dtype)
     if cmn["pad_output"] and c < 4:
         widths = [(0, 0)] * 3
         widths[0 if norm.channels_first else 2] = (0, 4 - c)
@@ -244,8 +243,7 @@ def decode_resize_kernel(ins: list, args: dict, ctx: Any) -> np.ndarray:
     h, w = info.shape(opts["adjust_orientation"])
     window = (0, 0, h, w)
     if dec["kind"] == "decoders.image_random_crop":  # drawn as that decoder draws it
-        window = random_crop_window(ctx.generator(), h, w, dec["random_area"],
-                                    dec["random_aspect_ratio"], dec["num_attempts"])
+        window = decoders._random_roi([data], dec, ctx, h, w)
     resampler = prep.stage(args, prep.resampler)
     cmn = prep.stage(args, "normalize")
     resized = resize_ops.out_dtype(np.dtype(opts["dtype"]), resampler)

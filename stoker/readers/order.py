@@ -23,7 +23,7 @@ behaviour). The state that a checkpoint needs is two integers: ``epoch`` and ``p
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -171,6 +171,11 @@ class Cursor:
     epoch: int = 0
     position: int = 0
     _cached: tuple[int, np.ndarray] | None = field(default=None, repr=False)
+
+    def set_window(self, window: int | None) -> None:
+        """Reader epochs of ``window`` samples from now on (``EpochOrder.window``)."""
+        self.order = replace(self.order, window=window)
+        self._cached = None
 
     def _indices(self, epoch: int) -> np.ndarray:
         if self._cached is None or self._cached[0] != epoch:

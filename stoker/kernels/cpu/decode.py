@@ -33,6 +33,7 @@ from stoker.kernels.cpu.decode_header import (
     check_png_chunks,
     probe,
 )
+from stoker.kernels.cpu.tensor import rows_contiguous
 
 __all__ = ["MAX_PIXELS", "OUTPUT_TYPES", "DecodeError", "ImageInfo", "UnsupportedFormat",
            "decode", "decode_scaled", "dct_scale", "output_shape", "probe"]
@@ -178,8 +179,8 @@ def _decode(data: np.ndarray | bytes, output_type: str, dtype: np.dtype,
     out = _convert(native, kind, info, output_type, dtype)
     if orient and info.orientation != 1:
         out, window = _apply_orientation(out, window, info.orientation)
-    if not contiguous and out.strides[1:] == (out.shape[2] * out.itemsize, out.itemsize):
-        return out, window  # rows of contiguous pixels
+    if not contiguous and rows_contiguous(out):
+        return out, window
     return np.ascontiguousarray(out), window
 
 

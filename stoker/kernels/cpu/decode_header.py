@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import struct
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -153,16 +154,12 @@ def _png(data: bytes) -> ImageInfo:
     if len(data) < 33 or data[12:16] != b"IHDR":
         raise CorruptHeader("PNG header is cut short or lacks IHDR")
     w, h, depth, ctype = struct.unpack_from(">IIBB", data, 16)
-    pos, orientation, trns = 8, 1, False
-    while pos + 8 <= len(data):
-        length, kind = struct.unpack_from(">I4s", data, pos)
+    orientation, trns = 1, False
+    for pos, length, kind in _png_chunks(data):
         if kind == b"tRNS":
             trns = True
         elif kind == b"eXIf":
             orientation = exif_orientation(bytes(data[pos + 8:pos + 8 + length]))
-        elif kind == b"IEND":
-            break
-        pos += 12 + length
     channels = {0: 1, 2: 3, 3: 4 if trns else 3, 4: 2, 6: 4}.get(ctype)
     if channels is None:
         raise CorruptHeader(f"PNG colour type {ctype} is invalid")
@@ -175,13 +172,20 @@ def check_png_chunks(data: bytes | memoryview) -> None:
     peek_image_shape does): OpenCV's PNG reader allocates and fills whatever a chunk's
     length field says before it finds the data short, so a 71-byte file whose IDAT claims
     1.3 GB took a second and 1.3 GB of memory to refuse."""
-    pos, n = 8, len(data)
-    while pos + 8 <= n:
-        length, kind = struct.unpack_from(">I4s", data, pos)
+    n = len(data)
+    for pos, length, kind in _png_chunks(data):
         if length > n - pos - 12:
             raise CorruptHeader(f"PNG chunk {bytes(kind)!r} at byte {pos} claims {length} "
                                 f"bytes, but the data ends {max(n - pos - 12, 0)} bytes after "
                                 "its header (corrupt or cut short)")
+
+
+def _png_chunks(data: bytes | memoryview) -> Iterator[tuple[int, int, bytes]]:
+    """(position, length, type) of each chunk whose header the data holds, up to IEND."""
+    pos = 8
+    while pos + 8 <= len(data):
+        length, kind = struct.unpack_from(">I4s", data, pos)
+        yield pos, length, kind
         if kind == b"IEND":
             return
         pos += 12 + length

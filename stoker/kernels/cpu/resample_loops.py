@@ -175,7 +175,7 @@ def _pixels_float(src, rows, taps, dst):  # pragma: no cover - compiled
 
 @njit(nogil=True, cache=True, fastmath=_FAST)
 def _pixels_int(src, rows, taps, dst, lo, hi):  # pragma: no cover - compiled
-    """As ``_pixels_float``, rounded half up and saturated as ``_planes_int``."""
+    """As ``_pixels_float``, rounded half up and saturated: floor(min(max(x + 0.5, lo), hi))."""
     c = src.shape[0]
     acc = np.empty((c, dst.shape[1] // c), np.float32)
     for a in range(rows.shape[0]):
@@ -220,10 +220,8 @@ def resample_planes(src: np.ndarray, rows: np.ndarray, taps: np.ndarray,
 
 
 def resample_planes_normalized(src: np.ndarray, rows: np.ndarray, taps: np.ndarray,
-                               dst: np.ndarray, table: np.ndarray | None,
-                               mean: np.ndarray | None = None,
-                               inv_std: np.ndarray | None = None, shift: float = 0.0,
-                               quantize: bool = True) -> None:
+                               dst: np.ndarray, table: np.ndarray | None, mean: np.ndarray,
+                               inv_std: np.ndarray, shift: float, quantize: bool) -> None:
     """Filters float32 planes (C, A, B) along A into planes ``dst`` (C, A', B; possibly a
     strided view of an HWC output) through crop_mirror_normalize's stage: with
     ``quantize``, rounded to uint8 values (as a uint8 resize stores them), then looked up

@@ -36,6 +36,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from stoker.kernels.cpu.tensor import rows_contiguous
+
 NN, LINEAR, CUBIC, LANCZOS3, TRIANGULAR, GAUSSIAN = 0, 1, 2, 3, 4, 5  # DALIInterpType values
 
 # float32's largest value below 2**31, DALI's "no limit" for max_size.
@@ -290,7 +292,7 @@ class AxisTaps(NamedTuple):
     weights: np.ndarray
     start: int
     extent: int
-    key: tuple | None  # _axis's arguments, so that windows of it are remembered too
+    key: tuple | None  # _axis's arguments when these are its taps: windows are remembered
 
     def window(self, first: int, count: int, reverse: bool = False) -> AxisTaps:
         """The taps of output pixels [first, first + count) only, in reverse if asked."""
@@ -299,11 +301,12 @@ class AxisTaps(NamedTuple):
         if self.key is None:  # a window of a window: not remembered
             return _cut(self, first, count, reverse)
         return _REMEMBERED.get((self.key, first, count, reverse),
-                               lambda: _cut(_axis(*self.key), first, count, reverse))
+                               lambda: _cut(self, first, count, reverse))
 
     def shifted(self, d: int) -> AxisTaps:
-        """The same taps on a crop of the source that starts at ``d``."""
-        return self._replace(start=self.start - d)
+        """The same taps on a crop of the source that starts at ``d`` (no longer _axis's
+        own, so not remembered)."""
+        return self._replace(start=self.start - d, key=None)
 
 
 class Taps(NamedTuple):
@@ -465,7 +468,7 @@ def two_passes(image: np.ndarray, taps: Taps, last_pass: Any) -> Any:
     region = image[ty.start:ty.start + rh, tx.start:tx.start + rw]
     if taps.rows_first:
         tmp = scratch(0, (c, oh, rw), np.float32)
-        src = region if _rows_contiguous(region) else \
+        src = region if rows_contiguous(region) else \
             _copy_into(region, scratch(3, region.shape, region.dtype))
         resample_to_planes(src, ty.idx, ty.weights, tmp)
         return last_pass(transpose_planes(tmp, scratch(1, (c, rw, oh), np.float32)), tx.idx,
@@ -475,11 +478,6 @@ def two_passes(image: np.ndarray, taps: Taps, last_pass: Any) -> Any:
     resample_to_planes(src_t, tx.idx, tx.weights, tmp)
     return last_pass(transpose_planes(tmp, scratch(1, (c, rh, ow), np.float32)), ty.idx,
                      ty.weights, False)
-
-
-def _rows_contiguous(image: np.ndarray) -> bool:
-    """Each row one block of memory (rows may lie apart): a view of whole pixels."""
-    return image.strides[1:] == (image.shape[2] * image.itemsize, image.itemsize)
 
 
 def _copy_into(src: np.ndarray, dst: np.ndarray) -> np.ndarray:
@@ -529,7 +527,7 @@ def transpose_hw(image: np.ndarray, out: np.ndarray | None = None) -> np.ndarray
     if image.dtype in _CV_TYPES and c <= 4 and image.dtype.itemsize * c <= 32 and h * w:
         import cv2
 
-        src = image if _rows_contiguous(image) else np.ascontiguousarray(image)
+        src = image if rows_contiguous(image) else np.ascontiguousarray(image)
         cv2.transpose(src if c > 1 else src[..., 0], out if c > 1 else out[..., 0])
     else:
         out[...] = image.transpose(1, 0, 2)

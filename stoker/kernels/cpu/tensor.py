@@ -12,6 +12,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from stoker.kernels.cpu import saturate
+
+
+def rows_contiguous(image: np.ndarray) -> bool:
+    """Each row of an (H, W, C) image one block of memory (rows may lie apart): a view of
+    whole pixels."""
+    return image.strides[1:] == (image.shape[2] * image.itemsize, image.itemsize)
+
 # out_of_bounds_policy -> how indices outside the input map back into it (None: they don't).
 POLICY_MODES = {"error": None, "trim_to_shape": None, "pad": "constant", "constant": "constant",
                 "edge": "edge", "clamp": "edge", "reflect": "symmetric",
@@ -59,7 +67,7 @@ def cast_cpu(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
         with np.errstate(over="ignore"):  # beyond float16's range is inf, as in DALI
             return x.astype(dtype)
     if x.dtype.kind == "f":
-        v = np.trunc(x.astype(np.float64) + np.copysign(0.5, x))  # exact for float32 input
+        v = saturate.round_half_away(x)
         if dtype.kind == "b":
             return v != 0
         info = np.iinfo(dtype)
