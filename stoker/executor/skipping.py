@@ -121,7 +121,7 @@ def run_skipping(ex: Any, bctx: BatchContext) -> Any:
         for position, reason in rnd.failed:
             skipped.append((rnd.describe(position), reason))
         _count_in_a_row(pipe, rnd, skipped)
-        rows = rnd.rows if rnd.rows is not None else np.arange(n)
+        rows = rnd.rows  # set by run(): its compact() runs last
         offsets.append(consumed + rows)
         parts.append((values, infos))
         consumed += n
@@ -163,7 +163,7 @@ def _count_in_a_row(pipe: Any, rnd: _Round, skipped: list) -> None:
     state = getattr(pipe, "_skip_state", None)
     if state is None:
         return
-    rows = rnd.rows if rnd.rows is not None else np.arange(0)
+    rows = rnd.rows
     if len(rows):
         last_good = int(rows.max())
         state["in_a_row"] = sum(1 for p, _ in rnd.failed if p > last_good)
