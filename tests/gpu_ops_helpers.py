@@ -111,9 +111,8 @@ def both(build: Callable[..., Any], *inputs: Sequence[np.ndarray],
     argv = {k: _stacked([np.asarray(s) for s in tl])
             for k, tl in zip(op.arg_nodes, res[n_out + n_in:], strict=True)}
     # As the executor's GpuOp hands them over.
-    args = {**op.args, "_in_layouts": tuple(node.layout or "" for node in op.inputs), **argv}
-    if argv:
-        args["_per_sample"] = tuple(argv)
+    args = {**op.args, "_in_layouts": tuple(node.layout or "" for node in op.inputs), **argv,
+            "_per_sample": tuple(argv)}
     if op.schema.name in ("transpose",):  # layout_instance's extra argument
         args["_out_layout"] = op.outputs[0].layout or ""
     seed_arg = op.args.get("seed", -1)

@@ -50,7 +50,8 @@ class GpuOp:
                               "implementation yet; use device='cpu'")
         self.op = op
         self.kernel = op.schema.gpu_kernel
-        self.args = {**op.args, "_in_layouts": tuple(n.layout or "" for n in op.inputs)}
+        self.args = {**op.args, "_in_layouts": tuple(n.layout or "" for n in op.inputs),
+                     "_per_sample": ()}
         self.n_out = len(op.outputs)
         self.vectorized = True
 

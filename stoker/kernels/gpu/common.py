@@ -72,19 +72,9 @@ def as_batch(results: list[torch.Tensor]) -> Any:
 
 
 def per_sample_names(args: dict) -> set[str]:
-    """The arguments given as per-sample values: the executor names them in
-    ``_per_sample``; without that, a numpy array or a list of arrays (constants are
-    numbers, lists of numbers and strings, as the schema checked them)."""
-    if "_per_sample" in args:
-        return set(args["_per_sample"])
-    return {k for k, v in args.items() if not k.startswith("_") and _looks_per_sample(v)}
-
-
-def _looks_per_sample(value: Any) -> bool:
-    if isinstance(value, np.ndarray):
-        return True
-    return isinstance(value, list) and bool(value) and \
-        all(isinstance(v, np.ndarray | np.generic) for v in value)
+    """The arguments given as per-sample values, as the executor names them
+    (``_per_sample``; ``GpuOp`` always passes it)."""
+    return set(args.get("_per_sample", ()))
 
 
 def sample_args(args: dict, n: int) -> list[dict]:
