@@ -124,15 +124,21 @@ _NP_UNARY = {"sqrt": np.sqrt, "cbrt": np.cbrt, "exp": np.exp, "log": np.log, "lo
              "abs": np.abs, "fabs": np.abs, "minus": np.negative, "bitnot": np.invert}
 
 
+def work_type(op: str, dtypes: list[np.dtype], out_type: np.dtype) -> np.dtype:
+    """The type ``op`` computes in: its result type, but for comparisons the operands'
+    common type (their result is bool)."""
+    if op not in COMPARISON:
+        return out_type
+    t = dtypes[0]
+    for d in dtypes[1:]:
+        t = promote(t, d)
+    return t
+
+
 def apply(op: str, operands: list[Any], out_type: np.dtype, sample_axis: bool) -> np.ndarray:
     """Computes ``op`` on arrays/scalars; operands are first converted to the common type."""
     arrays = [np.asarray(x) for x in operands]
-    work = out_type
-    if op in COMPARISON:
-        t = arrays[0].dtype
-        for x in arrays[1:]:
-            t = promote(t, x.dtype)
-        work = t
+    work = work_type(op, [x.dtype for x in arrays], out_type)
     ndim = max(x.ndim for x in arrays)
     arrays = [_align(x.astype(work, copy=False), ndim, sample_axis and x.ndim > 0)
               for x in arrays]

@@ -34,27 +34,16 @@ _UNARY = {"sqrt": torch.sqrt, "exp": torch.exp, "log": torch.log, "log2": torch.
 _EMULATED = {np.dtype(np.uint16): 0xFFFF, np.dtype(np.uint32): 0xFFFFFFFF}
 
 
-def _align(x: torch.Tensor, ndim: int, sample_axis: bool) -> torch.Tensor:
-    if x.ndim >= ndim or not sample_axis or x.ndim == 0:
-        return x
-    return x.reshape((x.shape[0],) + (1,) * (ndim - x.ndim) + tuple(x.shape[1:]))
-
-
-def _check_divisor(b: torch.Tensor, op: str) -> None:
-    if bool((b == 0).any()):
-        raise ZeroDivisionError(f"integer '{op}' by zero")
-
-
 def _binary(op: str, a: torch.Tensor, b: torch.Tensor, work: np.dtype) -> torch.Tensor:
     integer = work.kind in "iu"
     if op == "div":
         if integer:
-            _check_divisor(b, "//")
+            A._check_divisor(b, "//")
             return torch.div(a, b, rounding_mode="trunc")
         return torch.true_divide(a, b)
     if op == "mod":
         if integer:
-            _check_divisor(b, "%")
+            A._check_divisor(b, "%")
         return torch.fmod(a, b)
     if op in ("pow", "fpow"):
         if op == "pow" and integer:
@@ -72,11 +61,7 @@ def compute(op: str, operands: list[Any], dts: list[np.dtype], sample_axis: bool
             device: Any) -> torch.Tensor:
     """``arith.apply`` on tensors and typed scalars (``dts``: every operand's type)."""
     out_type = A.result_type(op, dts)
-    work = out_type
-    if op in A.COMPARISON:
-        work = dts[0]
-        for d in dts[1:]:
-            work = A.promote(work, d)
+    work = A.work_type(op, dts, out_type)
     if work == np.uint64 or out_type == np.uint64:
         raise TypeError(f"arithmetic '{op}' on uint64 is not supported on the GPU")
     mask = _EMULATED.get(np.dtype(work))
@@ -88,7 +73,7 @@ def compute(op: str, operands: list[Any], dts: list[np.dtype], sample_axis: bool
                 x = torch.as_tensor(np.asarray(x, dtype=t)).to(device)
         tensors.append(x.to(compute_t))
     ndim = max(t.ndim for t in tensors)
-    tensors = [_align(t, ndim, sample_axis) for t in tensors]
+    tensors = [A._align(t, ndim, sample_axis and t.ndim > 0) for t in tensors]
     if len(tensors) == 1:
         res = _UNARY[op](tensors[0])
     elif op == "clamp":
