@@ -8,6 +8,7 @@ is normalized through a per-channel lookup table built once per argument set.
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import numpy as np
 
@@ -53,6 +54,11 @@ def _mirror(mirror: np.ndarray | None, n: int) -> np.ndarray:
     return np.ascontiguousarray(np.broadcast_to(mirror, (n,)), dtype=np.bool_)
 
 
+def fill_vector(fill: Any, c: int, dtype: np.dtype) -> np.ndarray:
+    """The fill value of each of ``c`` channels (one value: all of them) as ``dtype``."""
+    return convert(np.broadcast_to(np.asarray(fill, np.float64).reshape(-1), (c,)), dtype)
+
+
 def crop(images: np.ndarray, ay: np.ndarray, ax: np.ndarray, ch: int, cw: int,
          fill: np.ndarray, allow_pad: bool, mirror: np.ndarray | None = None) -> np.ndarray:
     """(n, ch, cw, C) windows of (n, H, W, C) images; outside pixels are ``fill``."""
@@ -62,7 +68,7 @@ def crop(images: np.ndarray, ay: np.ndarray, ax: np.ndarray, ch: int, cw: int,
     from stoker.kernels.cpu import fused  # numba loads on first use, not at import
 
     out = np.empty((n, ch, cw, c), images.dtype)
-    fill = convert(np.broadcast_to(np.asarray(fill, np.float64), (c,)), images.dtype)
+    fill = fill_vector(fill, c, images.dtype)
     fused.crop_windows(images, ay.astype(np.int64), ax.astype(np.int64), _mirror(mirror, n),
                        fill, out)
     return out
@@ -118,6 +124,12 @@ def _make_table(mean: np.ndarray, std: np.ndarray, scale: float, shift: float,
 NATIVE_TYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
+def table_type(dtype: np.dtype) -> np.dtype:
+    """The type the uint8 lookup table of crop_mirror_normalize stores: the output type
+    when it is an integer or native float, else float32 (converted after)."""
+    return dtype if dtype.kind in "iu" or dtype in NATIVE_TYPES else np.dtype(np.float32)
+
+
 def crop_mirror_normalize(images: np.ndarray, ay: np.ndarray, ax: np.ndarray, ch: int, cw: int,
                           mirror: np.ndarray, mean: np.ndarray, std: np.ndarray, scale: float,
                           shift: float, fill: np.ndarray, allow_pad: bool,
@@ -135,9 +147,9 @@ def crop_mirror_normalize(images: np.ndarray, ay: np.ndarray, ax: np.ndarray, ch
     shape = (n, c, ch, cw) if channels_first else (n, ch, cw, c)
     ay, ax, mirror = ay.astype(np.int64), ax.astype(np.int64), _mirror(mirror, n)
     if images.dtype == np.uint8 and mean.ndim == 1 and std.ndim == 1:
-        table_type = dtype if dtype.kind in "iu" or dtype in NATIVE_TYPES else np.dtype(np.float32)
-        table = normalize_table(mean, std, scale, shift, fill, table_type)
-        out = np.empty(shape, table_type)
+        stored = table_type(dtype)
+        table = normalize_table(mean, std, scale, shift, fill, stored)
+        out = np.empty(shape, stored)
         loop = fused.crop_normalize_table_chw if channels_first else fused.crop_normalize_table_hwc
         loop(images, ay, ax, mirror, table, out)
         return out if out.dtype == dtype else out.astype(dtype)

@@ -98,9 +98,7 @@ def gather_windows(frames: torch.Tensor, ay: np.ndarray, ax: np.ndarray, ch: int
 
 
 def _fill(values: Any, c: int, dtype: torch.dtype, device: Any) -> torch.Tensor:
-    fill = np.broadcast_to(np.asarray(values, np.float64).reshape(-1), (c,))
-    host = K.convert(fill, G.numpy_dtype(dtype))
-    return G.movable(G.upload(host, device))
+    return G.movable(G.upload(K.fill_vector(values, c, G.numpy_dtype(dtype)), device))
 
 
 def _anchors(wins: list, frames: int) -> tuple[np.ndarray, np.ndarray]:
@@ -210,12 +208,11 @@ def crop_mirror_normalize(ins: list, args: dict, ctx: Any) -> Any:
     constant = not {"mean", "std"} & G.per_sample_names(args)
     table = None
     if items[0].dtype == torch.uint8 and constant:
-        table_type = out_np if out_np.kind in "iu" or out_np in K.NATIVE_TYPES \
-            else np.dtype(np.float32)
         mean = _channels_vector(args["mean"], c, "mean")
         std = _channels_vector(args["std"], c, "std")
         fill = _channels_vector(args["fill_values"], c, "fill_values")
-        host = K.normalize_table(mean, std, args["scale"], args["shift"], fill, table_type)
+        host = K.normalize_table(mean, std, args["scale"], args["shift"], fill,
+                                 K.table_type(out_np))
         table = G.upload(host, ctx.device).reshape(-1)
     groups: list[tuple[list[int], torch.Tensor, torch.Tensor | None]] = []
     if G.is_dense(x) and len({w[2:] for w in wins}) == 1:
