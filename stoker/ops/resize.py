@@ -63,8 +63,12 @@ SIZE_ARGS = (
     Arg("roi_relative", "bool", False, "roi_start/roi_end are fractions of the input size."),
 )
 
-_LAYOUTS = ("HWC", "CHW", "FHWC", "FCHW", "CFHW", "HW")
-_DEFAULT_LAYOUT = {2: "HW", 3: "HWC", 4: "FHWC"}
+# Per layout, the axis order that makes a sample (F, H, W, C) frames (HW gains C after),
+# and back from frames for the layouts with F (the others drop F first).
+TO_FRAMES = {"HWC": (0, 1, 2), "CHW": (1, 2, 0), "FHWC": (0, 1, 2, 3), "FCHW": (0, 2, 3, 1),
+             "CFHW": (1, 2, 3, 0), "HW": (0, 1)}
+FROM_FRAMES = {"FHWC": (0, 1, 2, 3), "FCHW": (0, 3, 1, 2), "CFHW": (3, 0, 1, 2)}
+DEFAULT_LAYOUT = {2: "HW", 3: "HWC", 4: "FHWC"}  # by sample dimensions
 _SIZE_KEYS = ("size", "resize_x", "resize_y", "resize_shorter", "resize_longer",
               "max_size", "mode", "roi_start", "roi_end", "roi_relative", "subpixel_scale")
 
@@ -72,15 +76,20 @@ _SIZE_KEYS = ("size", "resize_x", "resize_y", "resize_shorter", "resize_longer",
 # -- layouts ----------------------------------------------------------------------------------
 
 
+def frame_layout(layout: str, ndim: int) -> str:
+    """A sample's layout (its default when none is given), checked against the ones the
+    resize operators take."""
+    layout = layout or DEFAULT_LAYOUT.get(ndim, "")
+    if layout not in TO_FRAMES or len(layout) != ndim:
+        raise ValueError(f"unsupported layout {layout!r} for a {ndim}-D sample; "
+                         f"expected one of {', '.join(TO_FRAMES)}")
+    return layout
+
+
 def as_frames(sample: np.ndarray, layout: str) -> tuple[np.ndarray, str]:
     """The sample as (F, H, W, C) frames (a view where possible) and its layout."""
-    layout = layout or _DEFAULT_LAYOUT.get(sample.ndim, "")
-    if layout not in _LAYOUTS or len(layout) != sample.ndim:
-        raise ValueError(f"unsupported layout {layout!r} for a {sample.ndim}-D sample; "
-                         f"expected one of {', '.join(_LAYOUTS)}")
-    order = {"HWC": (0, 1, 2), "CHW": (1, 2, 0), "FHWC": (0, 1, 2, 3),
-             "FCHW": (0, 2, 3, 1), "CFHW": (1, 2, 3, 0), "HW": (0, 1)}[layout]
-    arr = sample.transpose(order)
+    layout = frame_layout(layout, sample.ndim)
+    arr = sample.transpose(TO_FRAMES[layout])
     if layout == "HW":
         arr = arr[..., None]
     return (arr if arr.ndim == 4 else arr[None]), layout
@@ -96,11 +105,9 @@ def from_frames(frames: list[np.ndarray] | np.ndarray, layout: str) -> np.ndarra
         return np.ascontiguousarray(arr[0, ..., 0])
     if layout == "HWC":
         return arr[0]
-    back = {"HWC": (1, 2, 3), "CHW": (3, 1, 2), "FHWC": (0, 1, 2, 3),
-            "FCHW": (0, 3, 1, 2), "CFHW": (3, 0, 1, 2)}[layout]
-    if "F" not in layout:
-        return np.ascontiguousarray(arr[0].transpose([b - 1 for b in back]))
-    return np.ascontiguousarray(arr.transpose(back))
+    if layout == "CHW":
+        return np.ascontiguousarray(arr[0].transpose(2, 0, 1))
+    return np.ascontiguousarray(arr.transpose(FROM_FRAMES[layout]))
 
 
 # -- argument resolution ----------------------------------------------------------------------

@@ -20,12 +20,11 @@ from stoker.kernels.cpu import crop as K
 from stoker.kernels.gpu import common as G
 from stoker.ops.geometry import resolve_windows
 from stoker.ops.normalize import _channels_vector
-
-_DEFAULT_LAYOUT = {2: "HW", 3: "HWC", 4: "FHWC"}  # by sample dimensions, as hwc_view
+from stoker.ops.resize import DEFAULT_LAYOUT
 
 
 def sample_layout(args: dict, ndim: int) -> str:
-    layout = args["_in_layouts"][0] or _DEFAULT_LAYOUT.get(ndim, "")
+    layout = args["_in_layouts"][0] or DEFAULT_LAYOUT.get(ndim, "")
     if layout not in ("HW", "HWC", "CHW", "FHWC", "FCHW"):
         raise ValueError(f"unsupported layout {layout!r}; expected HWC, CHW, HW, FHWC or FCHW")
     return layout
@@ -157,7 +156,7 @@ def flip(ins: list, args: dict, ctx: Any) -> Any:
     if n == 0:
         return x
     first = x[0]
-    layout = args["_in_layouts"][0] or _DEFAULT_LAYOUT.get(first.ndim, "")
+    layout = args["_in_layouts"][0] or DEFAULT_LAYOUT.get(first.ndim, "")
     flags = {}
     for letter, key in (("W", "horizontal"), ("H", "vertical"), ("D", "depthwise")):
         if letter in layout:

@@ -23,19 +23,11 @@ from stoker.kernels.cpu import resize as K
 from stoker.kernels.gpu import common as G
 from stoker.ops import resize as R
 
-_DEFAULT_LAYOUT = {2: "HW", 3: "HWC", 4: "FHWC"}
-_TO_FRAMES = {"HWC": (0, 1, 2), "CHW": (1, 2, 0), "FHWC": (0, 1, 2, 3), "FCHW": (0, 2, 3, 1),
-              "CFHW": (1, 2, 3, 0), "HW": (0, 1)}
-_FROM_FRAMES = {"FHWC": (0, 1, 2, 3), "FCHW": (0, 3, 1, 2), "CFHW": (3, 0, 1, 2)}
-
 
 def as_frames(sample: torch.Tensor, layout: str) -> tuple[torch.Tensor, str]:
     """(F, H, W, C) view of a sample, as ``ops.resize.as_frames``."""
-    layout = layout or _DEFAULT_LAYOUT.get(sample.ndim, "")
-    if layout not in _TO_FRAMES or len(layout) != sample.ndim:
-        raise ValueError(f"unsupported layout {layout!r} for a {sample.ndim}-D sample; "
-                         f"expected one of {', '.join(_TO_FRAMES)}")
-    arr = sample.permute(_TO_FRAMES[layout])
+    layout = R.frame_layout(layout, sample.ndim)
+    arr = sample.permute(R.TO_FRAMES[layout])
     if layout == "HW":
         arr = arr[..., None]
     return (arr if arr.ndim == 4 else arr[None]), layout
@@ -48,7 +40,7 @@ def from_frames(frames: torch.Tensor, layout: str) -> torch.Tensor:
         return frames[0].contiguous()
     if layout == "CHW":
         return frames[0].permute(2, 0, 1).contiguous()
-    return frames.permute(_FROM_FRAMES[layout]).contiguous()
+    return frames.permute(R.FROM_FRAMES[layout]).contiguous()
 
 
 def _matrix(axis: K.AxisTaps, device: Any) -> torch.Tensor:
