@@ -173,14 +173,19 @@ def reshape_target(in_shape: Sequence[int], shape: Sequence[int] | None = None,
 
 # -- transpose, expand_dims, squeeze ------------------------------------------------------------
 
-def transpose_cpu(x: np.ndarray, perm: Sequence[int] | None, lead: int = 0) -> np.ndarray:
-    ndim = x.ndim - lead
+def transpose_axes(shape: Sequence[int], perm: Sequence[int] | None, lead: int = 0) -> list[int]:
+    """The axis order transposing an array of ``shape`` whose first ``lead`` axes are kept
+    (the sample axis of a batch): ``perm`` (default: reversed) over the sample's axes."""
+    ndim = len(shape) - lead
     perm = list(range(ndim))[::-1] if perm is None else list(perm)
     if len(perm) != ndim:
         raise ValueError(f"'perm' {perm} has {len(perm)} entries, but the sample "
-                         f"{_shape_str(x.shape[lead:])} has {ndim} dimensions")
-    axes = list(range(lead)) + [p + lead for p in perm]
-    return np.ascontiguousarray(np.transpose(x, axes))
+                         f"{_shape_str(shape[lead:])} has {ndim} dimensions")
+    return list(range(lead)) + [p + lead for p in perm]
+
+
+def transpose_cpu(x: np.ndarray, perm: Sequence[int] | None, lead: int = 0) -> np.ndarray:
+    return np.ascontiguousarray(np.transpose(x, transpose_axes(x.shape, perm, lead)))
 
 
 def expand_dims_cpu(x: np.ndarray, axes: Sequence[int], lead: int = 0) -> np.ndarray:

@@ -13,6 +13,7 @@ import numpy as np
 import torch
 
 from stoker import types
+from stoker.kernels.cpu.tensor import transpose_axes
 from stoker.kernels.gpu import common as G
 from stoker.ops.tensor_util import check_out_layout
 
@@ -59,13 +60,7 @@ def transpose(ins: list, args: dict, ctx: Any) -> Any:
     lead = 1 if G.is_dense(x) else 0
 
     def one(s: torch.Tensor) -> torch.Tensor:
-        ndim = s.ndim - lead
-        perm = args.get("perm")
-        perm = list(range(ndim))[::-1] if perm is None else list(perm)
-        if len(perm) != ndim:
-            raise ValueError(f"'perm' {perm} has {len(perm)} entries, but the sample "
-                             f"{tuple(s.shape[lead:])} has {ndim} dimensions")
-        out = s.permute(list(range(lead)) + [p + lead for p in perm])
+        out = s.permute(transpose_axes(tuple(s.shape), args.get("perm"), lead))
         check_out_layout(out.ndim - lead, args)
         return G.restore(G.movable(out).contiguous(), s.dtype)
 
