@@ -303,3 +303,21 @@ def test_gpu_operators_in_a_cpu_only_pipeline_still_raise() -> None:
     with pytest.raises(GraphError, match="needs a GPU, but the pipeline was created with "
                                          "device_id=None"):
         pipe().build()
+
+
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+def test_twist_refuses_any_sample_of_a_ragged_batch_that_is_not_rgb(device) -> None:
+    # The GPU operator checked sample 0 only: a 4-channel sample after it came out as RGB.
+    samples = [np.zeros((4, 5, 3), np.uint8), np.zeros((6, 7, 4), np.uint8)]
+
+    @pipeline_def(batch_size=2, num_threads=1, device_id=0, exec_pipelined=False)
+    def pipe():
+        x = fn.external_source(source=lambda: samples, layout="HWC")
+        return fn.hue(x.gpu() if device == "gpu" else x, hue=10.0)
+
+    p = pipe()
+    try:
+        with pytest.raises(SampleError, match=r"fn.hue .*expects 3 channels \(RGB\), got 4"):
+            p.run()
+    finally:
+        p.close()

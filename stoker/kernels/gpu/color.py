@@ -18,7 +18,7 @@ import torch
 from stoker.kernels.cpu import color as K
 from stoker.kernels.gpu import common as G
 from stoker.ops import color as C
-from stoker.ops.image_args import check_input_type, out_dtype
+from stoker.ops.image_args import check_input_type, out_dtype, rgb_images
 
 F32 = torch.float32
 
@@ -72,6 +72,9 @@ def twist(ins: list, args: dict, ctx: Any) -> Any:
         return x
     probe = _host_view(x)
     mats, offsets = C.twist_parameters(probe, args, n)
+    if not G.is_dense(x):  # the probe is sample 0's: every sample must be RGB, as on the CPU
+        for s in x[1:]:
+            rgb_images(np.empty((1, *s.shape), probe.dtype), args)
     offsets = np.broadcast_to(offsets[:, None], (n, 3))
     mats_t = G.upload(mats.astype(np.float32), ctx.device)
     offs_t = G.upload(offsets.astype(np.float32), ctx.device)
