@@ -12,6 +12,7 @@ takes encoded buffers and windows and returns HWC uint8 tensors on the device.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import threading
@@ -28,15 +29,17 @@ _choice_lock = threading.Lock()
 _local = threading.local()  # per thread (one GPU thread per pipeline): library decoders
 
 
-def installed() -> list[str]:
-    """The GPU JPEG libraries importable here, in order of preference."""
+@functools.cache
+def installed() -> tuple[str, ...]:
+    """The GPU JPEG libraries importable here, in order of preference (looked up once:
+    ``backend_for`` asks at every batch)."""
     found = []
     if importlib.util.find_spec("nvidia") is not None and \
             importlib.util.find_spec("nvidia.nvimgcodec") is not None:
         found.append("nvimgcodec")
     if importlib.util.find_spec("torchvision") is not None:
         found.append("torchvision")
-    return found
+    return tuple(found)
 
 
 def requested() -> str | None:
