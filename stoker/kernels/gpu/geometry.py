@@ -70,6 +70,27 @@ def windows(shapes: list[tuple[int, int]], per: list[dict]) -> list[tuple[int, i
     return out
 
 
+def _gather(x: Any, frames: list[torch.Tensor], layout: str, wins: list,
+            mirror: np.ndarray | None = None
+            ) -> list[tuple[list[int], torch.Tensor, torch.Tensor | None]]:
+    """(sample indices, their windows' frames stacked, inside mask or None) groups: one
+    gather for a dense batch whose windows are one size, else one per sample. ``mirror``:
+    (n,) bools, or None for no mirroring."""
+    if G.is_dense(x) and len({w[2:] for w in wins}) == 1:
+        f = frames[0].shape[0]
+        ay, ax = _anchors(wins, f)
+        out, inside = gather_windows(batch_frames(G.movable(x), layout), ay, ax, *wins[0][2:],
+                                     None if mirror is None else np.repeat(mirror, f))
+        return [(list(range(len(frames))), out, inside)]
+    groups = []
+    for j, (fr, (ay, ax, ch, cw)) in enumerate(zip(frames, wins, strict=True)):
+        k = fr.shape[0]
+        out, inside = gather_windows(fr, np.full(k, ay), np.full(k, ax), ch, cw,
+                                     None if mirror is None else np.full(k, mirror[j]))
+        groups.append(([j], out, inside))
+    return groups
+
+
 def gather_windows(frames: torch.Tensor, ay: np.ndarray, ax: np.ndarray, ch: int, cw: int,
                    mirror: np.ndarray | None = None
                    ) -> tuple[torch.Tensor, torch.Tensor | None]:
@@ -130,19 +151,11 @@ def crop(ins: list, args: dict, ctx: Any) -> Any:
     wins = windows([tuple(f.shape[1:3]) for f in frames], G.sample_args(args, n))
     c = frames[0].shape[3]
     fill = _fill(args["fill_values"], c, dtype, ctx.device)
-    if G.is_dense(x) and len({w[2:] for w in wins}) == 1:  # one gather for the batch
-        f = frames[0].shape[0]
-        ay, ax = _anchors(wins, f)
-        out, inside = gather_windows(batch_frames(G.movable(x), layout), ay, ax, *wins[0][2:])
+    parts: list[torch.Tensor] = []
+    for idx, out, inside in _gather(x, frames, layout, wins):
         if inside is not None:
             out = torch.where(inside[..., None], out, fill)
-        parts = out.split(f)
-    else:
-        parts = []
-        for fr, (ay, ax, ch, cw) in zip(frames, wins, strict=True):
-            k = fr.shape[0]
-            out, inside = gather_windows(fr, np.full(k, ay), np.full(k, ax), ch, cw)
-            parts.append(out if inside is None else torch.where(inside[..., None], out, fill))
+        parts.extend(out.split(out.shape[0] // len(idx)))
     return G.as_batch([G.restore(from_frames(p, layout, layout.endswith("CHW")), dtype)
                        for p in parts])
 
@@ -213,22 +226,9 @@ def crop_mirror_normalize(ins: list, args: dict, ctx: Any) -> Any:
         host = K.normalize_table(mean, std, args["scale"], args["shift"], fill,
                                  K.table_type(out_np))
         table = G.upload(host, ctx.device).reshape(-1)
-    groups: list[tuple[list[int], torch.Tensor, torch.Tensor | None]] = []
-    if G.is_dense(x) and len({w[2:] for w in wins}) == 1:
-        f = frames[0].shape[0]
-        ay, ax = _anchors(wins, f)
-        mirror = np.broadcast_to(np.asarray(args["mirror"]).reshape(-1), (n,)).astype(bool)
-        out, inside = gather_windows(batch_frames(G.movable(x), layout), ay, ax, *wins[0][2:],
-                                     np.repeat(mirror, f))
-        groups.append((list(range(n)), out, inside))
-    else:
-        for j, (fr, (ay, ax, ch, cw)) in enumerate(zip(frames, wins, strict=True)):
-            k = fr.shape[0]
-            out, inside = gather_windows(fr, np.full(k, ay), np.full(k, ax), ch, cw,
-                                         np.full(k, bool(per[j]["mirror"])))
-            groups.append(([j], out, inside))
+    mirror = np.broadcast_to(np.asarray(args["mirror"]).reshape(-1), (n,)).astype(bool)
     results: list[torch.Tensor] = []
-    for idx, win, inside in groups:
+    for idx, win, inside in _gather(x, frames, layout, wins, mirror):
         f = win.shape[0] // len(idx)
         if table is not None:
             norm = _lookup(win, inside, table, c).to(G.torch_dtype(out_np))
