@@ -10,7 +10,8 @@ Compiled on first use and cached on disk (``cache=True``).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from stoker.kernels.cpu.jit import njit
 
 
 @njit(nogil=True, cache=True)

@@ -11,7 +11,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+
+from stoker.kernels.cpu.jit import njit
 
 
 @njit(nogil=True, cache=True, inline="always")

@@ -15,9 +15,9 @@ converts its float accumulators.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from stoker.kernels.cpu.fused import normalize_value
+from stoker.kernels.cpu.jit import njit
 
 # No 'nnan'/'ninf': float images may hold NaN or inf and must propagate them.
 _FAST = {"nsz", "arcp", "contract", "afn", "reassoc"}

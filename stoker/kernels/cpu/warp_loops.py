@@ -10,7 +10,8 @@ edge pixel. Integer outputs are rounded half away from zero and saturated.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from stoker.kernels.cpu.jit import njit
 
 
 @njit(nogil=True, cache=True, inline="always")
