@@ -141,8 +141,11 @@ class FileReader:
         paths = index.paths
         names = [paths.name(i) for i in ids.index.tolist()]
         joined = paths.joined(names)
+        ahead: list[str] = []
+        if bctx.failures is None:  # the next batch's files, read while this one is decoded
+            ahead = paths.joined([paths.name(i) for i in cursor.peek(count).index.tolist()])
         try:
-            data = self._reader.read(joined)
+            data = self._reader.read(joined, ahead)
         except OSError as e:
             if bctx.failures is None:
                 raise self._read_error(e) from e

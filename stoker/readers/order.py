@@ -206,6 +206,10 @@ class Cursor:
             if parts else np.zeros(0, np.int64)
         return SampleIds(index, epoch, position, position >= real)
 
+    def peek(self, n: int) -> SampleIds:
+        """What ``take(n)`` would give, without moving."""
+        return replace(self).take(n)
+
     def state(self) -> dict[str, int]:
         return {"epoch": self.epoch, "position": self.position}
 

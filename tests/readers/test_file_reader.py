@@ -336,3 +336,32 @@ def test_reader_meta_and_epoch_size(tmp_path):
     p = pipe(shuffle_after_epoch=True)
     assert p.reader_meta("Reader")["stick_to_shard"] == 1
     p.close()
+
+
+def test_the_next_batch_is_read_ahead_and_taken_only_if_asked_for(tmp_path, monkeypatch):
+    from stoker.readers import files
+
+    rng = np.random.default_rng(1)
+    paths = []
+    for i in range(24):
+        path = tmp_path / f"{i:02d}.bin"
+        path.write_bytes(rng.integers(0, 256, 10_000 + i, np.uint8).tobytes())
+        paths.append(str(path))
+    reads: list[str] = []
+    real = files.read_file
+    monkeypatch.setattr(files, "read_file", lambda p: (reads.append(p), real(p))[1])
+
+    def check(out, want):
+        assert [a.tobytes() for a in out] == [open(p, "rb").read() for p in want]
+
+    reader = files.FileBatchReader(2)
+    check(reader.read(paths[:8], ahead=paths[8:16]), paths[:8])
+    [f.result() for f in reader._ahead[1]]  # the read ahead finishes in the background
+    assert reads == paths[:16]
+    check(reader.read(paths[8:16], ahead=paths[16:]), paths[8:16])
+    [f.result() for f in reader._ahead[1]]
+    assert reads == paths  # the files read ahead were taken, not read a second time
+    del reads[:]
+    check(reader.read(paths[:8]), paths[:8])  # not what was read ahead: read now
+    assert sorted(reads) == sorted(paths[:8])
+    reader.close()

@@ -115,3 +115,30 @@ def test_more_shards_than_samples_fails_at_build(tmp_path):
     make_files(tmp_path, ["a.jpg"])
     with pytest.raises(DatasetError, match="num_shards=5 is more than the 3 samples"):
         read(files=[str(tmp_path / "a.jpg")] * 3, num_shards=5)
+
+
+
+def test_a_file_read_ahead_fails_with_its_own_batch(tmp_path):
+    # The reader reads the next batch's files while this batch is decoded (files of 8 KB
+    # or more, 8 or more a batch); a file that cannot be read must still fail the batch
+    # that holds it, and only that one, and every other file must come out whole.
+    (tmp_path / "d").mkdir()
+    blobs = {f"d/{i:02d}.jpg": bytes([i]) * 20_000 for i in range(24) if i != 17}
+    for name, blob in blobs.items():
+        (tmp_path / name).write_bytes(blob)
+    os.symlink("nowhere", tmp_path / "d" / "17.jpg")  # in the third batch of 8
+
+    @pipeline_def(batch_size=8, num_threads=2, device_id=None, seed=1, exec_async=False,
+                  exec_pipelined=False)
+    def pipe():
+        data, _ = fn.readers.file(file_root=str(tmp_path))
+        return data
+
+    p = pipe()
+    for first in (0, 8):
+        (data,) = p.run()
+        assert [data.source_info(i) for i in range(8)] == list(blobs)[first:first + 8]
+        assert [data.at(i).tobytes() for i in range(8)] == list(blobs.values())[first:first + 8]
+    with pytest.raises(SampleError, match=f"cannot read file '{tmp_path / 'd' / '17.jpg'}'"):
+        p.run()
+    p.close()
