@@ -259,7 +259,7 @@ def decode_resize_kernel(ins: list, args: dict, ctx: Any) -> np.ndarray:
         image, taps = _decode_scaled(data, opts, dec, info, roi, (y, x), plan, resampler)
     else:
         image = D.decode(data, **opts, roi=roi, info=info, fast_idct=dec["use_fast_idct"],
-                         contiguous=False)
+                         contiguous=False, transient=True)
         taps = taps.shifted(y, x)
     if cmn is None:
         return R.resample_taps(image, taps, resized)
@@ -275,7 +275,7 @@ def _decode_scaled(data: np.ndarray, opts: dict, dec: dict, info: D.ImageInfo,
     assert plan.taps is not None
     out_hw = plan.taps.shape
     image, (y0, x0, y1, x1) = D.decode_scaled(data, out_hw, **opts, roi=roi, info=info,
-                                              fast_idct=dec["use_fast_idct"])
+                                              fast_idct=dec["use_fast_idct"], transient=True)
     sy, sx = (y1 - y0) / roi[2], (x1 - x0) / roi[3]
     dy, dx = offset
     g = plan.geom

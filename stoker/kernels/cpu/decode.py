@@ -25,7 +25,7 @@ import os
 
 import numpy as np
 
-from stoker.kernels.cpu import turbojpeg
+from stoker.kernels.cpu import buffers, turbojpeg
 from stoker.kernels.cpu.decode_header import (
     CorruptHeader,
     ImageInfo,
@@ -82,15 +82,18 @@ def decode(data: np.ndarray | bytes, output_type: str = "RGB", *, dtype: np.dtyp
            np.uint8, roi: tuple[int, int, int, int] | None = None,
            adjust_orientation: bool = True, max_pixels: int | None = None,
            info: ImageInfo | None = None, fast_idct: bool = False,
-           contiguous: bool = True) -> np.ndarray:
+           contiguous: bool = True, transient: bool = False) -> np.ndarray:
     """Decodes an image to (H, W, C) of ``dtype``; ``roi`` = (y, x, h, w) decodes only that
     window of the (oriented) image. JPEG windows skip the rows above and stop after the
     window; the result equals the same window of a full decode. ``info`` (from ``probe``)
     saves reading the header twice; ``fast_idct`` uses libjpeg-turbo's fast integer IDCT.
     ``contiguous=False`` allows a view whose rows are apart (a JPEG window is decoded a
-    little wider, then trimmed): for a consumer that reads rows, not one block."""
+    little wider, then trimmed): for a consumer that reads rows, not one block.
+    ``transient``: the caller drops the image before it decodes the next one (it resizes
+    it at once). Such an image is made by malloc, which hands the same, cache-warm memory
+    to the next one; an image handed on is made on recycled memory (``buffers``)."""
     image, _ = _decode(data, output_type, np.dtype(dtype), roi, None, adjust_orientation,
-                       max_pixels, info, fast_idct, contiguous)
+                       max_pixels, info, fast_idct, contiguous, transient)
     return image
 
 
@@ -98,7 +101,7 @@ def decode_scaled(data: np.ndarray | bytes, min_size: tuple[int, int],
                   output_type: str = "RGB", *, dtype: np.dtype | type = np.uint8,
                   roi: tuple[int, int, int, int] | None = None, adjust_orientation: bool = True,
                   max_pixels: int | None = None, info: ImageInfo | None = None,
-                  fast_idct: bool = False,
+                  fast_idct: bool = False, transient: bool = False,
                   ) -> tuple[np.ndarray, tuple[float, float, float, float]]:
     """For decode -> resize: decodes ``roi`` (default: the whole image) at the smallest DCT
     scale (1/2, 1/4, 1/8, as libjpeg-turbo offers) that keeps it at least ``min_size``
@@ -107,9 +110,10 @@ def decode_scaled(data: np.ndarray | bytes, min_size: tuple[int, int],
     Returns the image and the window (y0, x0, y1, x1), in the returned image's pixel
     coordinates (fractional when scaled), that corresponds to ``roi``; a resize of that
     window to the final size approximates resizing the full-resolution window.
+    ``transient`` as for ``decode``.
     """
     return _decode(data, output_type, np.dtype(dtype), roi, min_size, adjust_orientation,
-                   max_pixels, info, fast_idct)
+                   max_pixels, info, fast_idct, transient=transient)
 
 
 # -- the work -----------------------------------------------------------------------------------
@@ -144,7 +148,7 @@ def _stored_window(roi: tuple[int, int, int, int], info: ImageInfo, orient: bool
 def _decode(data: np.ndarray | bytes, output_type: str, dtype: np.dtype,
             roi: tuple[int, int, int, int] | None, min_size: tuple[int, int] | None,
             orient: bool, max_pixels: int | None, info: ImageInfo | None,
-            fast_idct: bool = False, contiguous: bool = True,
+            fast_idct: bool = False, contiguous: bool = True, transient: bool = False,
             ) -> tuple[np.ndarray, tuple[float, float, float, float]]:
     if output_type not in OUTPUT_TYPES:
         raise ValueError(f"output_type must be one of {', '.join(OUTPUT_TYPES)}, "
@@ -175,23 +179,25 @@ def _decode(data: np.ndarray | bytes, output_type: str, dtype: np.dtype,
         if orient and info.transposed:
             mh, mw = mw, mh
         denom = dct_scale(sh, sw, mh, mw)
-    native, kind, window = _decode_native(buf, info, output_type, stored, denom, fast_idct)
+    native, kind, window = _decode_native(buf, info, output_type, stored, denom, fast_idct,
+                                          transient)
     out = _convert(native, kind, info, output_type, dtype)
     if orient and info.orientation != 1:
         out, window = _apply_orientation(out, window, info.orientation)
     if not contiguous and rows_contiguous(out):
         return out, window
-    return np.ascontiguousarray(out), window
+    return (np.ascontiguousarray(out) if transient else buffers.contiguous(out)), window
 
 
 def _decode_native(buf: np.ndarray, info: ImageInfo, output_type: str,
                    stored: tuple[int, int, int, int] | None, denom: int, fast_idct: bool,
+                   transient: bool = False,
                    ) -> tuple[np.ndarray, str, tuple[float, float, float, float]]:
     """The stored window in the decoder's own channel order ("RGB", "BGR", "GRAY", "CMYK",
     "BGRA", "GA"), and the fractional window of the request inside it."""
     if info.format == "jpeg":
         try:
-            return _decode_jpeg(buf, info, output_type, stored, denom, fast_idct)
+            return _decode_jpeg(buf, info, output_type, stored, denom, fast_idct, transient)
         except ImportError:
             pass  # no libturbojpeg: OpenCV below decodes the whole image
     img = None
@@ -254,6 +260,7 @@ def _decode_pillow(buf: np.ndarray) -> np.ndarray | None:
 
 def _decode_jpeg(buf: np.ndarray, info: ImageInfo, output_type: str,
                  stored: tuple[int, int, int, int] | None, denom: int, fast_idct: bool,
+                 transient: bool = False,
                  ) -> tuple[np.ndarray, str, tuple[float, float, float, float]]:
     cmyk = info.colorspace in ("CMYK", "YCCK")
     if cmyk:
@@ -280,7 +287,7 @@ def _decode_jpeg(buf: np.ndarray, info: ImageInfo, output_type: str,
         window = (y / denom - y0, x / denom - x0, (y + h) / denom - y0, (x + w) / denom - x0)
     try:
         img = turbojpeg.decode(buf, pixel_format=fmt, scale=scale, roi=region,
-                               fast_idct=fast_idct)
+                               fast_idct=fast_idct, alloc=np.empty if transient else None)
     except turbojpeg.JpegError as e:
         raise DecodeError(f"JPEG data could not be decoded: {e}") from None
     return img, fmt, window

@@ -36,6 +36,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from stoker.kernels.cpu import buffers
 from stoker.kernels.cpu.tensor import rows_contiguous
 
 NN, LINEAR, CUBIC, LANCZOS3, TRIANGULAR, GAUSSIAN = 0, 1, 2, 3, 4, 5  # DALIInterpType values
@@ -258,13 +259,13 @@ _local = threading.local()
 def scratch(slot: int, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
     """A per-thread reusable buffer: fresh allocations of intermediates this size go
     through mmap and page faults, which cost as much as the filtering itself."""
-    buffers = getattr(_local, "buffers", None)
-    if buffers is None:
-        buffers = _local.buffers = {}
+    slots = getattr(_local, "slots", None)
+    if slots is None:
+        slots = _local.slots = {}
     nbytes = math.prod(shape) * np.dtype(dtype).itemsize
-    buf = buffers.get(slot)
+    buf = slots.get(slot)
     if buf is None or buf.nbytes < nbytes:
-        buf = buffers[slot] = np.empty(max(nbytes, 1 << 16), np.uint8)
+        buf = slots[slot] = np.empty(max(nbytes, 1 << 16), np.uint8)
     return buf[:nbytes].view(dtype).reshape(shape)
 
 
@@ -444,7 +445,7 @@ def resample_taps(image: np.ndarray, taps: Taps, out_dtype: np.dtype) -> np.ndar
     def last_pass(planes: np.ndarray, idx: np.ndarray, weights: np.ndarray,
                   transposed: bool) -> np.ndarray:
         if not transposed:
-            out = np.empty((oh, ow, c), out_dtype)
+            out = buffers.empty((oh, ow, c), out_dtype)
             resample_planes(planes, idx, weights, out)
             return out
         out_t = scratch(2, (ow, oh, c), out_dtype)

@@ -22,6 +22,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from stoker.kernels.cpu import buffers
 from stoker.kernels.cpu import crop as crop_kernels
 from stoker.kernels.cpu.resize import (
     Taps,
@@ -71,7 +72,7 @@ def resample_normalized(image: np.ndarray, taps: Taps, norm: Normalize) -> np.nd
     ``norm.channels_first``, else (h, w, C), of ``norm.dtype``."""
     c = image.shape[2]
     h, w = taps.shape
-    out = np.empty((c, h, w) if norm.channels_first else (h, w, c), norm.dtype)
+    out = buffers.empty((c, h, w) if norm.channels_first else (h, w, c), norm.dtype)
     if h * w * c == 0:
         return out
     if taps.nearest:  # a gather: pick the pixels, then normalize them as they are

@@ -20,8 +20,11 @@ import glob
 import importlib.util
 import os
 import threading
+from typing import Any
 
 import numpy as np
+
+from stoker.kernels.cpu import buffers
 
 # TurboJPEG 3 constants (turbojpeg.h).
 _INIT_DECOMPRESS = 1
@@ -243,13 +246,14 @@ def scaled(size: int, scale: tuple[int, int]) -> int:
 
 def decode(data: np.ndarray | bytes, *, pixel_format: str = "RGB", scale: tuple[int, int] = (1, 1),
            roi: tuple[int, int, int, int] | None = None, fast_idct: bool = False,
-           fast_upsample: bool = False, max_pixels: int = 0) -> np.ndarray:
+           fast_upsample: bool = False, max_pixels: int = 0, alloc: Any = None) -> np.ndarray:
     """Decodes a JPEG to an (H, W, C) uint8 array.
 
     ``scale`` (num, denom) is a DCT-domain scaling factor (1/8 steps from 1/8 to 2); ``roi``
     (y, x, h, w) is a window in the *scaled* image: only it is decoded. ``fast_idct`` and
     ``fast_upsample`` trade libjpeg-turbo's accurate defaults for speed. ``max_pixels`` > 0
     refuses images whose full (unscaled) size exceeds it, before any pixel is decoded.
+    ``alloc(shape, dtype)`` makes the output array (default: ``buffers.empty``).
     CMYK/YCCK JPEGs decode only to ``pixel_format="CMYK"``.
     """
     src, size, _owner = _buffer(data)
@@ -286,7 +290,7 @@ def decode(data: np.ndarray | bytes, *, pixel_format: str = "RGB", scale: tuple[
         trim = (0, x - x0, wh, ww) if (x0, out_w) != (x, ww) else None
     if lib.tj3SetCroppingRegion(ptr, region) != 0:
         raise JpegError(f"cannot decode the window {roi}: {h.error()[0]}")
-    out = np.empty((out_h, out_w, channels), np.uint8)
+    out = (alloc or buffers.empty)((out_h, out_w, channels), np.uint8)
     rc = lib.tj3Decompress8(ptr, src, size, out.ctypes.data, 0, fmt)
     if rc != 0:
         msg, warning = h.error()

@@ -1,0 +1,130 @@
+"""kernels/cpu/buffers.py: large outputs on recycled memory, given back only when the
+array and every view of it are gone."""
+
+import numpy as np
+import pytest
+
+from stoker.kernels.cpu import buffers
+
+BIG = (300, 400, 3)  # 360,000 bytes of uint8: above MIN_BYTES
+
+
+@pytest.fixture(autouse=True)
+def empty_free_list():
+    buffers.release()
+    yield
+    buffers.release()
+
+
+def address(a: np.ndarray) -> int:
+    return a.__array_interface__["data"][0]
+
+
+def test_empty_is_a_writable_c_contiguous_array_of_the_shape_and_type():
+    for shape, dtype in [(BIG, np.uint8), ((3, 224, 224), np.float32), ((7, 5), np.int16)]:
+        a = buffers.empty(shape, dtype)
+        assert a.shape == shape and a.dtype == dtype
+        assert a.flags.c_contiguous and a.flags.writeable
+        a[...] = 1
+        assert (a == 1).all()
+
+
+def test_small_arrays_are_plain_numpy_arrays():
+    a = buffers.empty((10, 10), np.uint8)
+    del a
+    assert buffers.held() == 0
+
+
+def test_a_block_comes_back_only_when_every_view_is_gone():
+    a = buffers.empty(BIG, np.uint8)
+    first = address(a)
+    views = [a[10:], a.T, a.reshape(-1), np.asarray(a)[..., 1], a.view(np.int8)]
+    del a
+    for v in views:
+        assert buffers.held() == 0
+        # While a view lives, its memory is not handed out again.
+        other = buffers.empty(BIG, np.uint8)
+        assert not (address(other) <= address(v) < address(other) + other.nbytes)
+        del other
+        buffers.release()
+    del v, views
+    assert buffers.held() >= 300 * 400 * 3
+    again = buffers.empty(BIG, np.uint8)
+    assert address(again) == first  # the same memory, taken back from the free list
+    assert buffers.held() == 0
+
+
+def test_a_torch_tensor_keeps_the_memory():
+    torch = pytest.importorskip("torch")
+    a = buffers.empty(BIG, np.uint8)
+    a[...] = 7
+    t = torch.from_numpy(a)
+    del a
+    assert buffers.held() == 0
+    b = buffers.empty(BIG, np.uint8)
+    b[...] = 0
+    assert int(t.min()) == 7
+    del t
+    assert buffers.held() > 0
+
+
+def test_a_request_takes_a_slightly_larger_block_but_not_a_much_larger_one():
+    a = buffers.empty((buffers.MIN_BYTES + 3 * buffers.GRAIN,), np.uint8)
+    block = address(a)
+    del a
+    near = buffers.empty((buffers.MIN_BYTES + buffers.GRAIN,), np.uint8)  # two grains less
+    assert address(near) == block
+    del near
+    far = buffers.empty((buffers.MIN_BYTES,), np.uint8)  # three grains less
+    assert address(far) != block
+
+
+def test_the_free_list_keeps_at_most_its_budget(monkeypatch):
+    monkeypatch.setattr(buffers, "BUDGET", 1 << 20)
+    arrays = [buffers.empty((512 << 10,), np.uint8) for _ in range(4)]
+    del arrays
+    assert buffers.held() == 1 << 20
+    buffers.release()
+    assert buffers.held() == 0
+
+
+def test_contiguous_copies_only_what_is_not():
+    a = np.arange(600_000, dtype=np.uint8).reshape(600, 1000)
+    assert buffers.contiguous(a) is a
+    window = a[:, 100:900]
+    out = buffers.contiguous(window)
+    assert out.flags.c_contiguous and np.array_equal(out, window)
+
+
+def test_decoded_batches_kept_by_the_user_stay_intact_while_blocks_recycle(tmp_path):
+    # Decoded images are handed out on recycled blocks: batches the user keeps must never
+    # share memory with batches made after them, while dropped ones are recycled.
+    cv2 = pytest.importorskip("cv2")
+    from stoker import fn, pipeline_def
+
+    rng = np.random.default_rng(3)
+    (tmp_path / "c").mkdir()
+    want = {}
+    for i in range(10):
+        h, w = 300 + 17 * i, 420 - 9 * i
+        img = cv2.GaussianBlur(rng.integers(0, 256, (h, w, 3), np.uint8), (5, 5), 0)
+        ok, enc = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, 90])
+        (tmp_path / "c" / f"{i}.jpg").write_bytes(enc.tobytes())
+        want[f"c/{i}.jpg"] = cv2.cvtColor(cv2.imdecode(enc, cv2.IMREAD_COLOR), cv2.COLOR_BGR2RGB)
+
+    @pipeline_def(batch_size=4, num_threads=2, device_id=None, seed=1)
+    def pipe():
+        jpegs, _ = fn.readers.file(file_root=str(tmp_path))
+        return fn.decoders.image(jpegs)
+
+    p = pipe()
+    kept = []
+    for step in range(12):
+        (images,) = p.run()
+        if step % 3 != 1:  # every third batch is dropped at once: its blocks come back
+            kept.append(images)
+    assert buffers.held() > 0
+    for images in kept:
+        for i in range(len(images)):
+            assert np.array_equal(images.at(i), want[images.source_info(i)])
+    p.close()
