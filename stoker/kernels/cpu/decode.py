@@ -191,8 +191,7 @@ def _decode(data: np.ndarray | bytes, output_type: str, dtype: np.dtype,
 
 def _decode_native(buf: np.ndarray, info: ImageInfo, output_type: str,
                    stored: tuple[int, int, int, int] | None, denom: int, fast_idct: bool,
-                   transient: bool = False,
-                   ) -> tuple[np.ndarray, str, tuple[float, float, float, float]]:
+                   transient: bool) -> tuple[np.ndarray, str, tuple[float, float, float, float]]:
     """The stored window in the decoder's own channel order ("RGB", "BGR", "GRAY", "CMYK",
     "BGRA", "GA"), and the fractional window of the request inside it."""
     if info.format == "jpeg":
@@ -260,8 +259,7 @@ def _decode_pillow(buf: np.ndarray) -> np.ndarray | None:
 
 def _decode_jpeg(buf: np.ndarray, info: ImageInfo, output_type: str,
                  stored: tuple[int, int, int, int] | None, denom: int, fast_idct: bool,
-                 transient: bool = False,
-                 ) -> tuple[np.ndarray, str, tuple[float, float, float, float]]:
+                 transient: bool) -> tuple[np.ndarray, str, tuple[float, float, float, float]]:
     cmyk = info.colorspace in ("CMYK", "YCCK")
     if cmyk:
         fmt = "CMYK"
