@@ -70,6 +70,11 @@ class FileBatchReader:
         # Before any file was read there is nothing to go by: read the first batch serially.
         return self._mean_size() >= POOL_MIN_MEAN_BYTES
 
+    def reads_ahead(self, n: int) -> bool:
+        """Whether ``read`` reads ``ahead`` paths (n of them) in the background: for files
+        and batches large enough for the pool."""
+        return self._use_pool(n)
+
     def read(self, paths: Sequence[str], ahead: Sequence[str] = ()) -> list[np.ndarray]:
         """Reads every path. An OSError names the failing path (``error.filename``).
         ``ahead``: the paths the next call will probably ask for, read meanwhile on the
@@ -85,7 +90,7 @@ class FileBatchReader:
             out = [a for f in self._submit(paths, self.threads) for a in f.result()]
         self._files += n
         self._bytes += sum(a.nbytes for a in out)
-        if ahead and self._use_pool(len(ahead)):
+        if ahead and self.reads_ahead(len(ahead)):
             # One task: it has a whole batch's decoding to finish in, and one thread
             # contends less with the decoding ones than several.
             self._ahead = (list(ahead), self._submit(ahead, 1))
