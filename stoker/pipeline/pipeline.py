@@ -449,10 +449,12 @@ class Pipeline:
 
     # -- shutdown --------------------------------------------------------------------------
     def close(self) -> None:
-        """Stops the pipeline's threads; the pipeline cannot run afterwards."""
+        """Stops the pipeline's threads and hands free memory back to the system (recycled
+        output blocks, glibc's free pages); the pipeline cannot run afterwards."""
         if self._runtime is not None:
             self._runtime.close()
         self._closed = True
+        release_free_memory()
 
     def __del__(self) -> None:
         runtime = getattr(self, "_runtime", None)

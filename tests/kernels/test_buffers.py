@@ -128,3 +128,24 @@ def test_decoded_batches_kept_by_the_user_stay_intact_while_blocks_recycle(tmp_p
         for i in range(len(images)):
             assert np.array_equal(images.at(i), want[images.source_info(i)])
     p.close()
+
+
+def test_closing_a_pipeline_empties_the_free_list(tmp_path):
+    from stoker import fn, pipeline_def
+
+    (tmp_path / "c").mkdir()
+    for i in range(4):
+        (tmp_path / "c" / f"{i}.bin").write_bytes(bytes(1))
+
+    @pipeline_def(batch_size=2, num_threads=1, device_id=None)
+    def pipe():
+        data, _ = fn.readers.file(file_root=str(tmp_path), file_filters=["*.bin"])
+        return data
+
+    p = pipe()
+    p.build()
+    held = [buffers.empty(BIG, np.uint8) for _ in range(3)]
+    del held
+    assert buffers.held() > 0
+    p.close()
+    assert buffers.held() == 0
