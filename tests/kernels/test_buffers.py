@@ -1,6 +1,8 @@
 """kernels/cpu/buffers.py: large outputs on recycled memory, given back only when the
 array and every view of it are gone."""
 
+import gc
+
 import numpy as np
 import pytest
 
@@ -11,8 +13,10 @@ BIG = (300, 400, 3)  # 360,000 bytes of uint8: above MIN_BYTES
 
 @pytest.fixture(autouse=True)
 def empty_free_list():
+    gc.collect()  # arrays of earlier tests held in reference cycles give their blocks back
     buffers.release()
     yield
+    gc.collect()
     buffers.release()
 
 
@@ -79,13 +83,33 @@ def test_a_request_takes_a_slightly_larger_block_but_not_a_much_larger_one():
     assert address(far) != block
 
 
-def test_the_free_list_keeps_at_most_its_budget(monkeypatch):
-    monkeypatch.setattr(buffers, "BUDGET", 1 << 20)
-    arrays = [buffers.empty((512 << 10,), np.uint8) for _ in range(4)]
-    del arrays
-    assert buffers.held() == 1 << 20
+def test_the_free_list_keeps_its_budget_by_dropping_the_oldest_blocks(monkeypatch):
+    monkeypatch.setattr(buffers, "BUDGET", 2 << 20)
+    sizes = [(512 << 10) + k * 4 * buffers.GRAIN for k in range(3)]  # no block fits another
+    arrays = [buffers.empty((n,), np.uint8) for n in sizes]
+    for k in range(3):  # given back in this order: the first goes when the third comes
+        arrays[k] = None
+    assert buffers.held() == sizes[1] + sizes[2]
+    again, held = [], []
+    for n in sizes:
+        again.append(buffers.empty((n,), np.uint8))
+        held.append(buffers.held())
+    assert held == [sizes[1] + sizes[2], sizes[2], 0]  # the first missed, the others hit
+    del again
     buffers.release()
     assert buffers.held() == 0
+
+
+def test_a_large_request_takes_a_block_up_to_an_eighth_larger():
+    big = 8 << 20
+    a = buffers.empty((big + big // 8,), np.uint8)
+    block = address(a)
+    del a
+    assert address(buffers.empty((big,), np.uint8)) == block
+    b = buffers.empty((big + big // 8 + buffers.GRAIN,), np.uint8)
+    block = address(b)
+    del b
+    assert address(buffers.empty((big,), np.uint8)) != block
 
 
 def test_contiguous_copies_only_what_is_not():

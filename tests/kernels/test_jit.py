@@ -25,14 +25,18 @@ def test_kernels_load_without_scipy_blas():
     assert _fresh(code) == "False"
 
 
-def test_jitted_dot_still_uses_blas():
+def test_jitted_code_still_finds_scipy_blas():
+    # Other jitted code keeps numba's own choice: np.dot, and np.convolve through it,
+    # import SciPy's BLAS when they compile.
     pytest.importorskip("scipy")
-    code = ("import numpy as np, numba\n"
+    code = ("import sys, numpy as np, numba\n"
             "import stoker.kernels.cpu.jit\n"
             "import numba.np.linalg as linalg, numba.np.arraymath as am\n"
-            "assert am.ensure_blas is linalg.ensure_blas\n"
+            "assert am.ensure_blas is linalg.ensure_blas and am._HAVE_BLAS\n"
             "f = numba.njit(lambda a, b: np.dot(a, b))\n"
+            "g = numba.njit(lambda a, b: np.convolve(a, b))\n"
             "a = np.arange(6.0).reshape(2, 3)\n"
-            "print(f(a, a.T).tolist())")
+            "print(f(a, a.T).tolist(), g(a[0], a[1]).tolist(),\n"
+            "      'scipy.linalg.cython_blas' in sys.modules)")
     a = np.arange(6.0).reshape(2, 3)
-    assert _fresh(code) == str((a @ a.T).tolist())
+    assert _fresh(code) == f"{(a @ a.T).tolist()} {np.convolve(a[0], a[1]).tolist()} True"

@@ -117,7 +117,6 @@ def test_more_shards_than_samples_fails_at_build(tmp_path):
         read(files=[str(tmp_path / "a.jpg")] * 3, num_shards=5)
 
 
-
 def test_a_file_read_ahead_fails_with_its_own_batch(tmp_path):
     # The reader reads the next batch's files while this batch is decoded (files of 8 KB
     # or more, 8 or more a batch); a file that cannot be read must still fail the batch

@@ -9,38 +9,46 @@ the same amount in again, zeroed: decoding a batch of 64 ImageNet-like JPEGs cos
 an array comes back to a free list when the array and every view of it are gone, and the
 next request of about its size takes it (DALI recycles its batch buffers the same way).
 
-How the return is seen: the memory is a ``bytearray``, and the array handed out is built
-on it through a base array made by ``np.frombuffer``. numpy records as the base of every
-view the first array up the chain that is not itself a view of an array, so every view,
-reshape or transpose of the result (and a torch tensor made from it, which holds it)
-keeps the base array alive; a weak reference to the base array fires only when none is
-left.
+How the return is seen: a block is a uint8 array, and the array handed out is built on a
+base array that ``np.frombuffer`` makes from a memoryview of the block. numpy records as
+the base of every view the first array up the chain that is not itself a view of an
+array, here that base array (its own base is the memoryview), so every view, reshape or
+transpose of the result (and a torch tensor made from it, which holds it) keeps the base
+array alive; a weak reference to the base array fires only when none is left. (Made on
+the block directly, views would record the block and skip the base array.)
 
-The free list is bounded (``BUDGET`` bytes), takes a block at most two grains larger than
-asked for, and is emptied by ``release()`` at each epoch boundary, with glibc's own
-trimming (``stoker/executor/heap.py``). Arrays under ``MIN_BYTES`` come from ``np.empty``:
-malloc keeps small blocks in its arenas anyway.
+A request takes a free block at most an eighth (and two grains) larger than it needs.
+The free list keeps at most ``BUDGET`` bytes: beyond, the oldest blocks go, so it follows
+the sizes in use. ``release()`` empties it at each epoch boundary and when a pipeline
+closes, with glibc's own trimming (``stoker/executor/heap.py``). Arrays under
+``MIN_BYTES`` come from ``np.empty``: malloc keeps small blocks in its arenas anyway.
 """
 
 from __future__ import annotations
 
 import math
+import os
 import threading
 import weakref
+from collections import OrderedDict, deque
 
 import numpy as np
 
 MIN_BYTES = 256 << 10
 GRAIN = 64 << 10  # block sizes are multiples of this
-SLACK = 2  # a request may take a free block up to this many grains larger
+SLACK = 2  # a request may take a free block this many grains larger, or an eighth
 BUDGET = 128 << 20  # the most free memory the list keeps
 
-_lock = threading.Lock()
-_free: dict[int, list[bytearray]] = {}
+# Reentrant: from Python 3.12 garbage collection may run while a thread holds the lock,
+# and free an array whose callback gives its block back on that same thread.
+_lock = threading.RLock()
+_free: dict[int, deque[int]] = {}  # block size -> keys of its free blocks, oldest first
+_blocks: OrderedDict[int, np.ndarray] = OrderedDict()  # key -> free block, oldest first
+_keys = iter(range(1 << 62))
 _held = 0
 # The weak references whose callback gives a block back (a weak reference that is not
 # itself referenced is never called).
-_pending: dict[int, tuple[weakref.ref, bytearray]] = {}
+_pending: dict[int, tuple[weakref.ref, np.ndarray]] = {}
 
 
 def empty(shape: tuple[int, ...], dtype: np.dtype | type) -> np.ndarray:
@@ -52,8 +60,8 @@ def empty(shape: tuple[int, ...], dtype: np.dtype | type) -> np.ndarray:
     size = -(-nbytes // GRAIN) * GRAIN
     block = _take(size)
     if block is None:
-        block = bytearray(size)
-    base = np.frombuffer(block, np.uint8, nbytes)
+        block = np.empty(size, np.uint8)
+    base = np.frombuffer(memoryview(block), np.uint8, nbytes)
     ref = weakref.ref(base, _give_back)
     _pending[id(ref)] = (ref, block)
     return base.view(dtype).reshape(shape)
@@ -68,25 +76,33 @@ def contiguous(array: np.ndarray) -> np.ndarray:
     return out
 
 
-def _take(size: int) -> bytearray | None:
+def _take(size: int) -> np.ndarray | None:
     global _held
+    largest = size + max(SLACK * GRAIN, size // 8)
     with _lock:
-        for s in range(size, size + (SLACK + 1) * GRAIN, GRAIN):
-            blocks = _free.get(s)
-            if blocks:
+        for s in range(size, largest + 1, GRAIN):
+            keys = _free.get(s)
+            if keys:
                 _held -= s
-                return blocks.pop()
+                return _blocks.pop(keys.pop())
     return None
 
 
 def _give_back(ref: weakref.ref) -> None:
     global _held
     _, block = _pending.pop(id(ref))
-    size = len(block)
+    size = block.nbytes
+    if size > BUDGET:
+        return
     with _lock:
-        if _held + size <= BUDGET:
-            _free.setdefault(size, []).append(block)
-            _held += size
+        while _held + size > BUDGET:  # the oldest blocks make room
+            key, old = _blocks.popitem(last=False)
+            _free[old.nbytes].popleft()
+            _held -= old.nbytes
+        key = next(_keys)
+        _blocks[key] = block
+        _free.setdefault(size, deque()).append(key)
+        _held += size
 
 
 def release() -> None:
@@ -94,9 +110,22 @@ def release() -> None:
     global _held
     with _lock:
         _free.clear()
+        _blocks.clear()
         _held = 0
 
 
 def held() -> int:
     """Bytes on the free list."""
     return _held
+
+
+def _after_fork() -> None:
+    """A forked child starts with an empty list and a lock no other thread holds."""
+    global _lock, _held
+    _lock = threading.RLock()
+    _free.clear()
+    _blocks.clear()
+    _held = 0
+
+
+os.register_at_fork(after_in_child=_after_fork)

@@ -285,7 +285,7 @@ def _decode_jpeg(buf: np.ndarray, info: ImageInfo, output_type: str,
         window = (y / denom - y0, x / denom - x0, (y + h) / denom - y0, (x + w) / denom - x0)
     try:
         img = turbojpeg.decode(buf, pixel_format=fmt, scale=scale, roi=region,
-                               fast_idct=fast_idct, alloc=np.empty if transient else None)
+                               fast_idct=fast_idct, transient=transient)
     except turbojpeg.JpegError as e:
         raise DecodeError(f"JPEG data could not be decoded: {e}") from None
     return img, fmt, window

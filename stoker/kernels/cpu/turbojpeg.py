@@ -20,7 +20,6 @@ import glob
 import importlib.util
 import os
 import threading
-from typing import Any
 
 import numpy as np
 
@@ -246,14 +245,16 @@ def scaled(size: int, scale: tuple[int, int]) -> int:
 
 def decode(data: np.ndarray | bytes, *, pixel_format: str = "RGB", scale: tuple[int, int] = (1, 1),
            roi: tuple[int, int, int, int] | None = None, fast_idct: bool = False,
-           fast_upsample: bool = False, max_pixels: int = 0, alloc: Any = None) -> np.ndarray:
+           fast_upsample: bool = False, max_pixels: int = 0, transient: bool = False,
+           ) -> np.ndarray:
     """Decodes a JPEG to an (H, W, C) uint8 array.
 
     ``scale`` (num, denom) is a DCT-domain scaling factor (1/8 steps from 1/8 to 2); ``roi``
     (y, x, h, w) is a window in the *scaled* image: only it is decoded. ``fast_idct`` and
     ``fast_upsample`` trade libjpeg-turbo's accurate defaults for speed. ``max_pixels`` > 0
     refuses images whose full (unscaled) size exceeds it, before any pixel is decoded.
-    ``alloc(shape, dtype)`` makes the output array (default: ``buffers.empty``).
+    The output is on recycled memory (``buffers``), or, ``transient``, from ``np.empty``
+    (``decode.decode`` says when).
     CMYK/YCCK JPEGs decode only to ``pixel_format="CMYK"``.
     """
     src, size, _owner = _buffer(data)
@@ -290,7 +291,7 @@ def decode(data: np.ndarray | bytes, *, pixel_format: str = "RGB", scale: tuple[
         trim = (0, x - x0, wh, ww) if (x0, out_w) != (x, ww) else None
     if lib.tj3SetCroppingRegion(ptr, region) != 0:
         raise JpegError(f"cannot decode the window {roi}: {h.error()[0]}")
-    out = (alloc or buffers.empty)((out_h, out_w, channels), np.uint8)
+    out = (np.empty if transient else buffers.empty)((out_h, out_w, channels), np.uint8)
     rc = lib.tj3Decompress8(ptr, src, size, out.ctypes.data, 0, fmt)
     if rc != 0:
         msg, warning = h.error()
