@@ -127,7 +127,12 @@ def read_files(runs: int = 1, batch_size: int = 1, pipe_seed: int = 1, **reader_
         data, label = fn.readers.file(name="Reader", **reader_args)
         return data, label
 
-    p = pipe()
+    return collect_reads(pipe(), runs)
+
+
+def collect_reads(p: Any, runs: int) -> list:
+    """``runs`` batches of a (data, label) reader pipeline as lists of (source_info, bytes,
+    label); closes the pipeline."""
     out = []
     for _ in range(runs):
         data, labels = p.run()

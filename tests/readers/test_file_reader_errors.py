@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from helpers import make_files
+from helpers import collect_reads, make_files
 
 from stoker import ArgumentError, SampleError, fn, pipeline_def
 from stoker.readers import DatasetError
@@ -24,14 +24,8 @@ def read(runs: int = 1, batch_size: int = 1, **reader_args):
         data, label = fn.readers.file(name="Reader", **reader_args)
         return data, label
 
-    p = pipe()
-    out = []
-    for _ in range(runs):
-        data, labels = p.run()
-        out.append([(data.source_info(i), data.at(i).tobytes(), int(labels.at(i)[0]))
-                    for i in range(len(data))])
-    p.close()
-    return out
+    return collect_reads(pipe(), runs)
+
 
 def test_missing_file_root_fails_at_build_naming_it(tmp_path):
     # Measured: DALI failed at build with "Failed to open <path>".
