@@ -142,7 +142,7 @@ class FileReader:
         names = [paths.name(i) for i in ids.index.tolist()]
         joined = paths.joined(names)
         ahead: list[str] = []
-        if bctx.failures is None and self._reader.reads_ahead(count):
+        if bctx.failures is None and self._reader.uses_pool(count):
             # The next batch's files, read while this one is decoded.
             ahead = paths.joined([paths.name(i) for i in cursor.peek(count).index.tolist()])
         try:

@@ -64,16 +64,12 @@ class FileBatchReader:
     def _mean_size(self) -> float:
         return self._bytes / self._files if self._files else 0.0
 
-    def _use_pool(self, n: int) -> bool:
+    def uses_pool(self, n: int) -> bool:
+        """Whether a read of n files goes to the pool (and ``ahead`` paths are read then)."""
         if self.threads < 2 or n < 2 * POOL_MIN_FILES_PER_THREAD:
             return False
         # Before any file was read there is nothing to go by: read the first batch serially.
         return self._mean_size() >= POOL_MIN_MEAN_BYTES
-
-    def reads_ahead(self, n: int) -> bool:
-        """Whether ``read`` reads ``ahead`` paths (n of them) in the background: for files
-        and batches large enough for the pool."""
-        return self._use_pool(n)
 
     def read(self, paths: Sequence[str], ahead: Sequence[str] = ()) -> list[np.ndarray]:
         """Reads every path. An OSError names the failing path (``error.filename``).
@@ -84,13 +80,13 @@ class FileBatchReader:
         pending, self._ahead = self._ahead, None
         if pending is not None and pending[0] == paths:
             out = [a for f in pending[1] for a in f.result()]
-        elif not self._use_pool(n):
+        elif not self.uses_pool(n):
             out = [read_file(p) for p in paths]
         else:
             out = [a for f in self._submit(paths, self.threads) for a in f.result()]
         self._files += n
         self._bytes += sum(a.nbytes for a in out)
-        if ahead and self.reads_ahead(len(ahead)):
+        if ahead and self.uses_pool(len(ahead)):
             # One task: it has a whole batch's decoding to finish in, and one thread
             # contends less with the decoding ones than several.
             self._ahead = (list(ahead), self._submit(ahead, 1))
