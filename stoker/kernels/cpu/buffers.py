@@ -42,9 +42,8 @@ BUDGET = 128 << 20  # the most free memory the list keeps
 # Reentrant: from Python 3.12 garbage collection may run while a thread holds the lock,
 # and free an array whose callback gives its block back on that same thread.
 _lock = threading.RLock()
-_free: dict[int, deque[int]] = {}  # block size -> keys of its free blocks, oldest first
-_blocks: OrderedDict[int, np.ndarray] = OrderedDict()  # key -> free block, oldest first
-_keys = iter(range(1 << 62))
+_free: dict[int, deque[int]] = {}  # block size -> ids of its free blocks, oldest first
+_blocks: OrderedDict[int, np.ndarray] = OrderedDict()  # id -> free block, oldest first
 _held = 0
 # The weak references whose callback gives a block back (a weak reference that is not
 # itself referenced is never called).
@@ -96,12 +95,11 @@ def _give_back(ref: weakref.ref) -> None:
         return
     with _lock:
         while _held + size > BUDGET:  # the oldest blocks make room
-            key, old = _blocks.popitem(last=False)
+            _, old = _blocks.popitem(last=False)
             _free[old.nbytes].popleft()
             _held -= old.nbytes
-        key = next(_keys)
-        _blocks[key] = block
-        _free.setdefault(size, deque()).append(key)
+        _blocks[id(block)] = block
+        _free.setdefault(size, deque()).append(id(block))
         _held += size
 
 
