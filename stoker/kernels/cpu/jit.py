@@ -1,45 +1,65 @@
-"""numba's ``njit``, for every numba kernel module here (``from stoker.kernels.cpu.jit
-import njit``), with numba's start-up trimmed once.
+"""numba's ``njit`` for every numba kernel module here (``from stoker.kernels.cpu.jit
+import njit``): the same compiler, with a faster start when the kernels are cached.
 
-numba's first compile or cached load imports its numpy registries, and one of them
-(``numba.np.arraymath``) imports SciPy's BLAS only to decide whether jitted
-``np.convolve``/``np.correlate`` may call ``np.dot``: 0.15-0.25 s of a fresh process's
-time to first batch where SciPy is installed, for functions stoker's kernels do not call.
-That module is imported here while its check answers "no BLAS"; its answer is then set
-from whether SciPy's BLAS module is installed (a look at SciPy's folder, no import), so
-other jitted code keeps numba's usual choice and imports SciPy when it compiles.
+Before numba loads a cached kernel, it imports and installs every typing and lowering
+registry it has (its numpy, typed containers, jitclass, random, ...; with SciPy present,
+SciPy's linear algebra too): 0.27 s of a fresh process's first batch here and 25 MB,
+though a compiled kernel is machine code that needs none of them. Only compiling needs
+them, and numba's compiler installs them itself before it compiles.
+
+So stoker's kernels load through ``_Cache``, which starts numba's runtime (the memory
+functions compiled code calls) and skips the rest. A kernel whose code calls a symbol this
+process has not registered gets the registries installed before it loads, numba's stock
+way: a call into an unregistered symbol would crash, not raise.
 """
 
 from __future__ import annotations
 
-import glob
-import importlib.util
-import os
-import sys
-
-import numba.np.linalg as _linalg
-from numba import njit
+import llvmlite.binding as ll
+import numba
+from numba.core.caching import FunctionCache
+from numba.core.runtime import rtsys
 
 
-def _no_blas() -> None:
-    raise ImportError("skipped at start-up (stoker.kernels.cpu.jit)")
+class _Cache(FunctionCache):
+    """numba's on-disk cache of a kernel's compiled code, loaded without the registries."""
+
+    def load_overload(self, sig, target_context):  # noqa: ANN001, ANN201
+        try:
+            rtsys.initialize(target_context)
+            data = None
+            with self._guard_against_spurious_io_errors():
+                if self._enabled:
+                    data = self._cache_file.load(self._index_key(sig, target_context.codegen()))
+            if data is None:
+                return None  # not cached: numba compiles, installing the registries first
+            if not _resolved(data[0]):
+                target_context.refresh()
+            return self._impl.rebuild(target_context, data)
+        except AttributeError:  # a numba whose internals differ: its own way
+            return super().load_overload(sig, target_context)
 
 
-def _scipy_blas_installed() -> bool:
-    spec = importlib.util.find_spec("scipy")
-    return spec is not None and any(
-        glob.glob(os.path.join(folder, "linalg", "cython_blas.*"))
-        for folder in spec.submodule_search_locations or ())
+def _resolved(library: tuple) -> bool:
+    """Whether every function and global a serialized library's code uses from outside
+    it has an address in this process (LLVM's own intrinsics aside)."""
+    _name, kind, payload = library
+    if kind != "object":
+        return False
+    module = ll.parse_bitcode(payload[1])
+    names = [f.name for f in module.functions if f.is_declaration]
+    names += [g.name for g in module.global_variables if g.is_declaration]
+    return all(n.startswith("llvm.") or ll.address_of_symbol(n) for n in names)
 
 
-if "numba.np.arraymath" not in sys.modules and "scipy.linalg.cython_blas" not in sys.modules:
-    _real = _linalg.ensure_blas
-    _linalg.ensure_blas = _no_blas
-    try:
-        import numba.np.arraymath as _arraymath
-    finally:
-        _linalg.ensure_blas = _real
-    _arraymath.ensure_blas = _real
-    _arraymath._HAVE_BLAS = _scipy_blas_installed()
+def njit(**options):  # noqa: ANN003, ANN201
+    """``numba.njit(**options)``; with ``cache=True`` the kernel loads through ``_Cache``."""
+    def decorate(func):  # noqa: ANN001, ANN202
+        dispatcher = numba.njit(**options)(func)
+        if options.get("cache"):
+            dispatcher._cache = _Cache(dispatcher.py_func)
+        return dispatcher
+    return decorate
+
 
 __all__ = ["njit"]
