@@ -7,8 +7,8 @@ SciPy's linear algebra too): 0.27 s of a fresh process's first batch here and 25
 though a compiled kernel is machine code that needs none of them. Only compiling needs
 them, and numba's compiler installs them itself before it compiles.
 
-So stoker's kernels load through ``_Cache``, which starts numba's runtime (the memory
-functions compiled code calls) and skips the rest. A kernel whose code calls a symbol this
+So stoker's kernels load through ``_Cache``, which registers numba's runtime functions (the
+memory functions compiled code calls) and skips the rest. A kernel whose code calls a symbol this
 process has not registered gets the registries installed before it loads, numba's stock
 way: a call into an unregistered symbol would crash, not raise.
 """
@@ -18,7 +18,7 @@ from __future__ import annotations
 import llvmlite.binding as ll
 import numba
 from numba.core.caching import FunctionCache
-from numba.core.runtime import rtsys
+from numba.core.runtime import _nrt_python
 
 
 class _Cache(FunctionCache):
@@ -26,7 +26,7 @@ class _Cache(FunctionCache):
 
     def load_overload(self, sig, target_context):  # noqa: ANN001, ANN201
         try:
-            rtsys.initialize(target_context)
+            _register_runtime()
             data = None
             with self._guard_against_spurious_io_errors():
                 if self._enabled:
@@ -38,6 +38,20 @@ class _Cache(FunctionCache):
             return self._impl.rebuild(target_context, data)
         except AttributeError:  # a numba whose internals differ: its own way
             return super().load_overload(sig, target_context)
+
+
+_registered: list[bool] = []
+
+
+def _register_runtime() -> None:
+    """Gives the C functions of numba's runtime (its memory functions) the names compiled
+    code calls them by, as numba's runtime start does before it compiles its own few
+    functions (27 ms and 29 MB here, which loading compiled code does not need: those
+    functions are linked into each kernel)."""
+    if not _registered:
+        for name, address in _nrt_python.c_helpers.items():
+            ll.add_symbol(name if name.startswith("_") else "NRT_" + name, address)
+        _registered.append(True)
 
 
 def _resolved(library: tuple) -> bool:
