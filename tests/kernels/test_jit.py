@@ -1,6 +1,7 @@
 """stoker.kernels.cpu.jit: cached kernels load without numba's registries, and a kernel
 whose code needs more of numba loads numba's usual way."""
 
+import os
 import subprocess
 import sys
 
@@ -37,7 +38,9 @@ def test_cached_kernel_loads_without_numba_registries():
 def test_kernels_using_more_of_numba_load_from_the_cache(tmp_path):
     # numba's str hash reads CPython's hash secret through symbols its hashing module
     # registers (typing the str argument imports it); a new array goes through numba's
-    # runtime (allocation, reference counts).
+    # runtime (allocation, reference counts); a raise, through numba's exception helpers.
+    # After the fast loads, a compile in the same process installs the registries and
+    # starts the runtime, and its code may call a loaded kernel.
     (tmp_path / "more.py").write_text(
         "import numpy as np\n"
         "from stoker.kernels.cpu.jit import njit\n\n\n"
@@ -46,11 +49,32 @@ def test_kernels_using_more_of_numba_load_from_the_cache(tmp_path):
         "    return hash(s)\n\n\n"
         "@njit(cache=True)\n"
         "def doubled(n):\n"
+        "    if n < 0:\n"
+        "        raise ValueError('negative size')\n"
         "    return np.arange(n) * 2\n")
-    code = ("import more\n"
-            "print(more.h('stoker') == hash('stoker'), more.doubled(5).tolist())")
-    assert _fresh(code, str(tmp_path)) == "True [0, 2, 4, 6, 8]"  # compiles, and caches
-    assert _fresh(code, str(tmp_path)) == "True [0, 2, 4, 6, 8]"  # loads from the cache
+    code = ("import numba, numpy as np\n"
+            "import more\n"
+            "try:\n"
+            "    more.doubled(-1)\n"
+            "except ValueError as e:\n"
+            "    error = str(e)\n"
+            "print(more.h('stoker') == hash('stoker'), more.doubled(5).tolist(), error,\n"
+            "      'numba.np.arraymath' in sys.modules)\n"
+            "summed = numba.njit(lambda n: (more.doubled(n) + np.ones(n)).sum())\n"
+            "print(summed(4))")
+    # compiles, and caches; then loads from the cache, the fast way
+    assert _fresh(code, str(tmp_path)) == "True [0, 2, 4, 6, 8] negative size True\n16.0"
+    assert _fresh(code, str(tmp_path)) == "True [0, 2, 4, 6, 8] negative size False\n16.0"
+
+
+def test_kernels_run_as_python_with_numba_jit_disabled():
+    code = ("import numpy as np\n"
+            "from stoker.kernels.cpu.rng_loop import uniform01_loop\n"
+            "print(type(uniform01_loop).__name__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, env={**os.environ, "NUMBA_DISABLE_JIT": "1"})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "function"
 
 
 def test_unresolved_code_installs_the_registries_first():

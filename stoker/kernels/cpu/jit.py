@@ -18,7 +18,11 @@ from __future__ import annotations
 import llvmlite.binding as ll
 import numba
 from numba.core.caching import FunctionCache
-from numba.core.runtime import _nrt_python
+from numba.core.dispatcher import Dispatcher
+
+# What a numba whose internals differ from those this module reads raises: such a numba
+# loads its own way.
+_DRIFT = (AttributeError, ImportError, IndexError, TypeError, ValueError)
 
 
 class _Cache(FunctionCache):
@@ -26,18 +30,24 @@ class _Cache(FunctionCache):
 
     def load_overload(self, sig, target_context):  # noqa: ANN001, ANN201
         try:
-            _register_runtime()
-            data = None
-            with self._guard_against_spurious_io_errors():
-                if self._enabled:
-                    data = self._cache_file.load(self._index_key(sig, target_context.codegen()))
-            if data is None:
-                return None  # not cached: numba compiles, installing the registries first
-            if not _resolved(data[0]):
-                target_context.refresh()
-            return self._impl.rebuild(target_context, data)
-        except AttributeError:  # a numba whose internals differ: its own way
+            data = self._cached(sig, target_context)
+        except _DRIFT:
             return super().load_overload(sig, target_context)
+        if data is None:
+            return None  # not cached: numba compiles, installing the registries first
+        return self._impl.rebuild(target_context, data)
+
+    def _cached(self, sig, target_context):  # noqa: ANN001, ANN202
+        """The cached data of ``sig`` (None if there is none), with the registries
+        installed first if its code names a symbol this process has not registered."""
+        _register_runtime()
+        data = None
+        with self._guard_against_spurious_io_errors():
+            if self._enabled:
+                data = self._cache_file.load(self._index_key(sig, target_context.codegen()))
+        if data is not None and not _resolved(data[0]):
+            target_context.refresh()
+        return data
 
 
 _registered: list[bool] = []
@@ -49,6 +59,10 @@ def _register_runtime() -> None:
     functions (27 ms and 29 MB here, which loading compiled code does not need: those
     functions are linked into each kernel)."""
     if not _registered:
+        from numba.core.runtime import _nrt_python
+
+        if numba.core.config.NRT_STATS:
+            _nrt_python.memsys_enable_stats()
         for name, address in _nrt_python.c_helpers.items():
             ll.add_symbol(name if name.startswith("_") else "NRT_" + name, address)
         _registered.append(True)
@@ -67,10 +81,13 @@ def _resolved(library: tuple) -> bool:
 
 
 def njit(**options):  # noqa: ANN003, ANN201
-    """``numba.njit(**options)``; with ``cache=True`` the kernel loads through ``_Cache``."""
+    """``numba.njit(**options)``; with ``cache=True`` the kernel loads through ``_Cache``
+    (with NUMBA_DISABLE_JIT set, numba hands back the Python function as it is)."""
+    cache = options.pop("cache", False)
+
     def decorate(func):  # noqa: ANN001, ANN202
         dispatcher = numba.njit(**options)(func)
-        if options.get("cache"):
+        if cache and isinstance(dispatcher, Dispatcher):
             dispatcher._cache = _Cache(dispatcher.py_func)
         return dispatcher
     return decorate
