@@ -68,13 +68,18 @@ def test_kernels_using_more_of_numba_load_from_the_cache(tmp_path):
 
 
 def test_kernels_run_as_python_with_numba_jit_disabled():
+    from stoker.kernels.cpu.rng import uniform01_reference
+
     code = ("import numpy as np\n"
             "from stoker.kernels.cpu.rng_loop import uniform01_loop\n"
-            "print(type(uniform01_loop).__name__)")
+            "out = np.empty((2, 3))\n"
+            "with np.errstate(over='ignore'):\n"
+            "    uniform01_loop(np.uint64(7), np.arange(2, dtype=np.uint64), out)\n"
+            "print(type(uniform01_loop).__name__, out.tolist())")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=120, env={**os.environ, "NUMBA_DISABLE_JIT": "1"})
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "function"
+    assert out.stdout.strip() == f"function {uniform01_reference(7, np.arange(2), 3).tolist()}"
 
 
 def test_unresolved_code_installs_the_registries_first():

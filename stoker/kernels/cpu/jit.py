@@ -7,10 +7,10 @@ SciPy's linear algebra too): 0.27 s of a fresh process's first batch here and 25
 though a compiled kernel is machine code that needs none of them. Only compiling needs
 them, and numba's compiler installs them itself before it compiles.
 
-So stoker's kernels load through ``_Cache``, which registers numba's runtime functions (the
-memory functions compiled code calls) and skips the rest. A kernel whose code calls a symbol this
-process has not registered gets the registries installed before it loads, numba's stock
-way: a call into an unregistered symbol would crash, not raise.
+So stoker's kernels load through ``_Cache``, which registers numba's runtime functions
+(the memory functions compiled code calls) and skips the rest. A kernel whose code calls
+a symbol this process has not registered gets the registries installed before it loads,
+numba's stock way: a call into an unregistered symbol would crash, not raise.
 """
 
 from __future__ import annotations
