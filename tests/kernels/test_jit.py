@@ -10,29 +10,38 @@ import numpy as np
 from stoker.kernels.cpu import jit
 
 
-def _fresh(code: str, *path: str) -> str:
+def _fresh(code: str, *path: str, env: dict | None = None) -> str:
     setup = f"import sys; sys.path[:0] = {list(path)!r}\n"
     out = subprocess.run([sys.executable, "-c", setup + code], capture_output=True,
-                         text=True, timeout=300)
+                         text=True, timeout=300, env=env)
     assert out.returncode == 0, out.stderr
     return out.stdout.strip()
 
 
-def test_cached_kernel_loads_without_numba_registries():
+# A fresh process's call of the rng kernel; ``_rng_here`` makes the same call here.
+_RNG_CALL = ("import numpy as np\n"
+             "from stoker.kernels.cpu.rng_loop import uniform01_loop\n"
+             "out = np.empty((2, 3))\n"
+             "uniform01_loop(np.uint64(1), np.arange(2, dtype=np.uint64), out)\n")
+
+
+def _rng_here() -> list:
+    """_RNG_CALL's output, computed in this process (so the kernel is cached from here on)."""
     from stoker.kernels.cpu.rng_loop import uniform01_loop
 
     out = np.empty((2, 3))
-    uniform01_loop(np.uint64(1), np.arange(2, dtype=np.uint64), out)  # cached from here on
-    code = ("import numpy as np\n"
-            "from stoker.kernels.cpu.rng_loop import uniform01_loop\n"
-            "out = np.empty((2, 3))\n"
-            "uniform01_loop(np.uint64(1), np.arange(2, dtype=np.uint64), out)\n"
-            "from numba.core.runtime import rtsys\n"
-            "print(out.tolist(), 'numba.np.arraymath' in sys.modules,\n"
-            "      'scipy.linalg' in sys.modules, rtsys._init)")
+    uniform01_loop(np.uint64(1), np.arange(2, dtype=np.uint64), out)
+    return out.tolist()
+
+
+def test_cached_kernel_loads_without_numba_registries():
+    want = _rng_here()
+    code = _RNG_CALL + ("from numba.core.runtime import rtsys\n"
+                        "print(out.tolist(), 'numba.np.arraymath' in sys.modules,\n"
+                        "      'scipy.linalg' in sys.modules, rtsys._init)")
     # rtsys._init: numba's runtime compiled its own functions (27 ms, 29 MB), which
     # cached code does not call
-    assert _fresh(code) == f"{out.tolist()} False False False"
+    assert _fresh(code) == f"{want} False False False"
 
 
 def test_kernels_using_more_of_numba_load_from_the_cache(tmp_path):
@@ -76,25 +85,16 @@ def test_kernels_run_as_python_with_numba_jit_disabled():
             "with np.errstate(over='ignore'):\n"
             "    uniform01_loop(np.uint64(7), np.arange(2, dtype=np.uint64), out)\n"
             "print(type(uniform01_loop).__name__, out.tolist())")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=120, env={**os.environ, "NUMBA_DISABLE_JIT": "1"})
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == f"function {uniform01_reference(7, np.arange(2), 3).tolist()}"
+    out = _fresh(code, env={**os.environ, "NUMBA_DISABLE_JIT": "1"})
+    assert out == f"function {uniform01_reference(7, np.arange(2), 3).tolist()}"
 
 
 def test_unresolved_code_installs_the_registries_first():
-    from stoker.kernels.cpu.rng_loop import uniform01_loop
-
-    out = np.empty((2, 3))
-    uniform01_loop(np.uint64(1), np.arange(2, dtype=np.uint64), out)
-    code = ("import numpy as np\n"
-            "from stoker.kernels.cpu import jit\n"
-            "from stoker.kernels.cpu.rng_loop import uniform01_loop\n"
-            "jit._resolved = lambda library: False\n"
-            "out = np.empty((2, 3))\n"
-            "uniform01_loop(np.uint64(1), np.arange(2, dtype=np.uint64), out)\n"
+    want = _rng_here()
+    code = ("from stoker.kernels.cpu import jit\n"
+            "jit._resolved = lambda library: False\n" + _RNG_CALL +
             "print(out.tolist(), 'numba.np.arraymath' in sys.modules)")
-    assert _fresh(code) == f"{out.tolist()} True"
+    assert _fresh(code) == f"{want} True"
 
 
 def test_resolved_names_what_code_needs():

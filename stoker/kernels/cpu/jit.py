@@ -15,6 +15,8 @@ numba's stock way: a call into an unregistered symbol would crash, not raise.
 
 from __future__ import annotations
 
+import functools
+
 import llvmlite.binding as ll
 import numba
 from numba.core.caching import FunctionCache
@@ -50,22 +52,18 @@ class _Cache(FunctionCache):
         return data
 
 
-_registered: list[bool] = []
-
-
+@functools.cache
 def _register_runtime() -> None:
     """Gives the C functions of numba's runtime (its memory functions) the names compiled
     code calls them by, as numba's runtime start does before it compiles its own few
     functions (27 ms and 29 MB here, which loading compiled code does not need: those
     functions are linked into each kernel)."""
-    if not _registered:
-        from numba.core.runtime import _nrt_python
+    from numba.core.runtime import _nrt_python
 
-        if numba.core.config.NRT_STATS:
-            _nrt_python.memsys_enable_stats()
-        for name, address in _nrt_python.c_helpers.items():
-            ll.add_symbol(name if name.startswith("_") else "NRT_" + name, address)
-        _registered.append(True)
+    if numba.core.config.NRT_STATS:
+        _nrt_python.memsys_enable_stats()
+    for name, address in _nrt_python.c_helpers.items():
+        ll.add_symbol(name if name.startswith("_") else "NRT_" + name, address)
 
 
 def _resolved(library: tuple) -> bool:
