@@ -346,3 +346,10 @@ def test_a_read_header_serves_only_the_decode_of_the_same_bytes():
     assert maxdiff(turbojpeg.decode(small), want_small) <= 1
     info = K.probe(small)
     assert maxdiff(K.decode(small, info=info), want_small) <= 1
+    # The same object is recognised without reading its address, also through a
+    # memoryview of it; a view of part of an object is other bytes.
+    both = np.concatenate([np.frombuffer(small, np.uint8), np.frombuffer(large, np.uint8)])
+    turbojpeg.header(memoryview(both)[len(small):])  # the second image
+    assert maxdiff(turbojpeg.decode(both), want_small) <= 1  # the buffer starts with the first
+    turbojpeg.header(memoryview(both).cast("B"))
+    assert maxdiff(turbojpeg.decode(both, roi=(2, 3, 10, 12)), want_small[2:12, 3:15]) <= 1

@@ -27,8 +27,8 @@ from stoker.kernels.cpu import buffers
 
 # TurboJPEG 3 constants (turbojpeg.h).
 _INIT_DECOMPRESS = 1
-_P_STOPONWARNING, _P_SUBSAMP, _P_WIDTH, _P_HEIGHT, _P_PRECISION, _P_COLORSPACE = 0, 4, 5, 6, 7, 8
-_P_FASTUPSAMPLE, _P_FASTDCT, _P_PROGRESSIVE, _P_SCANLIMIT, _P_LOSSLESS = 9, 10, 12, 13, 15
+_P_STOPONWARNING, _P_SUBSAMP, _P_WIDTH, _P_HEIGHT, _P_COLORSPACE = 0, 4, 5, 6, 8
+_P_FASTUPSAMPLE, _P_FASTDCT, _P_SCANLIMIT, _P_LOSSLESS = 9, 10, 13, 15
 _ERR_WARNING = 0
 PIXEL_FORMATS = {"RGB": (0, 3), "BGR": (1, 3), "GRAY": (6, 1), "CMYK": (11, 4)}
 COLORSPACES = ("RGB", "YCbCr", "GRAY", "CMYK", "YCCK")
@@ -172,18 +172,15 @@ def _handle() -> _Handle:
 
 
 class Header:
-    __slots__ = ("height", "width", "subsampling", "colorspace", "precision", "progressive",
-                 "lossless")
+    __slots__ = ("height", "width", "subsampling", "colorspace", "lossless")
 
     def __init__(self, h: _Handle):
-        get = h.lib.tj3Get
-        self.height = get(h.ptr, _P_HEIGHT)
-        self.width = get(h.ptr, _P_WIDTH)
-        self.subsampling = get(h.ptr, _P_SUBSAMP)  # -1: unusual; no cropped decode then
-        self.colorspace = COLORSPACES[get(h.ptr, _P_COLORSPACE)]
-        self.precision = get(h.ptr, _P_PRECISION)
-        self.progressive = bool(get(h.ptr, _P_PROGRESSIVE))
-        self.lossless = bool(get(h.ptr, _P_LOSSLESS))
+        get, ptr = h.lib.tj3Get, h.ptr
+        self.height = get(ptr, _P_HEIGHT)
+        self.width = get(ptr, _P_WIDTH)
+        self.subsampling = get(ptr, _P_SUBSAMP)  # -1: unusual; no cropped decode then
+        self.colorspace = COLORSPACES[get(ptr, _P_COLORSPACE)]
+        self.lossless = bool(get(ptr, _P_LOSSLESS))
 
     @property
     def mcu(self) -> tuple[int, int]:
@@ -214,7 +211,15 @@ def _read_header(h: _Handle, ptr: int, size: int) -> Header:
 _read = threading.local()
 
 
-def header(data: np.ndarray | bytes) -> Header:
+def _identity(data: np.ndarray | bytes | memoryview) -> tuple[object, int]:
+    """(object, size) naming the bytes of ``data`` without reading its address: a
+    memoryview names its exporter (the same object and size is then the same memory)."""
+    if isinstance(data, memoryview):
+        return data.obj, data.nbytes
+    return data, data.nbytes if isinstance(data, np.ndarray) else len(data)
+
+
+def header(data: np.ndarray | bytes | memoryview) -> Header:
     """Size and coding of a JPEG, read from its markers (no pixel is decoded).
 
     The handle that read it is kept, with the data, for this thread's next ``decode``: a
@@ -222,20 +227,26 @@ def header(data: np.ndarray | bytes) -> Header:
     ptr, size, owner = _buffer(data)
     h = _handle()
     hdr = _read_header(h, ptr, size)
-    _read.last = (ptr, size, owner, h, hdr)
+    _read.last = (_identity(data), ptr, size, owner, h, hdr)
     return hdr
 
 
-def _ready(ptr: int, size: int) -> tuple[_Handle, Header]:
-    """A handle that has read the header of the ``size`` bytes at ``ptr``: the one
-    ``header`` kept when it read these very bytes (its reference to them kept the memory
-    from being freed and reused), else a fresh one. A handle serves one decode."""
+def _ready(data: np.ndarray | bytes) -> tuple[int, int, object, _Handle, Header]:
+    """(address, size, owner) of ``data`` and a handle that has read its header: the one
+    ``header`` kept when it read these very bytes (the same object, or the same memory:
+    its reference kept that memory from being freed and reused), else a fresh one. A
+    handle serves one decode."""
     last = getattr(_read, "last", None)
     _read.last = None
-    if last is not None and last[0] == ptr and last[1] == size:
-        return last[3], last[4]
+    if last is not None:
+        obj, size = _identity(data)
+        if last[0][0] is obj and last[0][1] == size:
+            return last[1:]
+    ptr, size, owner = _buffer(data)
+    if last is not None and last[1] == ptr and last[2] == size:
+        return ptr, size, owner, last[4], last[5]
     h = _handle()
-    return h, _read_header(h, ptr, size)
+    return ptr, size, owner, h, _read_header(h, ptr, size)
 
 
 def scaled(size: int, scale: tuple[int, int]) -> int:
@@ -257,23 +268,26 @@ def decode(data: np.ndarray | bytes, *, pixel_format: str = "RGB", scale: tuple[
     (``decode.decode`` says when).
     CMYK/YCCK JPEGs decode only to ``pixel_format="CMYK"``.
     """
-    src, size, _owner = _buffer(data)
-    h, hdr = _ready(src, size)
+    src, size, _owner, h, hdr = _ready(data)
     lib, ptr = h.lib, h.ptr
     if max_pixels and hdr.height * hdr.width > max_pixels:
         raise JpegError(f"image of {hdr.height}x{hdr.width} pixels exceeds the limit of "
                         f"{max_pixels} pixels")
     fmt, channels = PIXEL_FORMATS[pixel_format]
-    lib.tj3Set(ptr, _P_FASTDCT, int(fast_idct))
-    lib.tj3Set(ptr, _P_FASTUPSAMPLE, int(fast_upsample))
-    if lib.tj3SetScalingFactor(ptr, _Scale(*scale)) != 0:
+    # A handle starts with the accurate IDCT and upsampling, unscaled and uncropped: only
+    # other settings are made (each call costs about as much as a 10-pixel decode).
+    if fast_idct:
+        lib.tj3Set(ptr, _P_FASTDCT, 1)
+    if fast_upsample:
+        lib.tj3Set(ptr, _P_FASTUPSAMPLE, 1)
+    if scale[0] != scale[1] and lib.tj3SetScalingFactor(ptr, _Scale(*scale)) != 0:
         raise JpegError(f"scaling factor {scale[0]}/{scale[1]} is not supported: "
                         f"{h.error()[0]}")
     full_h, full_w = scaled(hdr.height, scale), scaled(hdr.width, scale)
     trim = None
     if roi is None or (roi[2] >= full_h and roi[3] >= full_w) or hdr.mcu[0] == 0 or \
             hdr.lossless:
-        region = _Region(0, 0, 0, 0)
+        region = None
         out_h, out_w = full_h, full_w
         if roi is not None:
             trim = roi
@@ -289,7 +303,7 @@ def decode(data: np.ndarray | bytes, *, pixel_format: str = "RGB", scale: tuple[
         region = _Region(x0, y, x1 - x0, wh)
         out_h, out_w = wh, x1 - x0
         trim = (0, x - x0, wh, ww) if (x0, out_w) != (x, ww) else None
-    if lib.tj3SetCroppingRegion(ptr, region) != 0:
+    if region is not None and lib.tj3SetCroppingRegion(ptr, region) != 0:
         raise JpegError(f"cannot decode the window {roi}: {h.error()[0]}")
     out = (np.empty if transient else buffers.empty)((out_h, out_w, channels), np.uint8)
     rc = lib.tj3Decompress8(ptr, src, size, out.ctypes.data, 0, fmt)
