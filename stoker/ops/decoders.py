@@ -188,7 +188,7 @@ def _crop_roi(ins: list, args: dict, ctx: Any, h: int, w: int) -> tuple[int, int
 
 
 def _random_roi(ins: list, args: dict, ctx: Any, h: int, w: int) -> tuple[int, int, int, int]:
-    return random_crop_window(ctx.generator(), h, w, args["random_area"],
+    return random_crop_window(ctx.seed, ctx.index, h, w, args["random_area"],
                               args["random_aspect_ratio"], args["num_attempts"])
 
 

@@ -268,7 +268,8 @@ def crop_window_batch(ins: list, args: dict, ctx: Any) -> tuple[np.ndarray, np.n
     ratio = args["random_aspect_ratio"]
     for j in range(n):
         h, w = int(shapes[j][0]), int(shapes[j][1])
-        y, x, ch, cw = random_crop_window(ctx.sample(j).generator(), h, w, area, ratio,
+        sctx = ctx.sample(j)
+        y, x, ch, cw = random_crop_window(sctx.seed, sctx.index, h, w, area, ratio,
                                           args["num_attempts"])
         anchors[j] = (y, x)  # (H, W) order, as DALI's crop generator gives them
         sizes[j] = (ch, cw)

@@ -318,9 +318,10 @@ register(OpSchema(
 
 
 def random_resized_geometry(in_hw: tuple[int, int], args: dict, ctx: Any) -> K.ResizeGeometry:
-    """Draws the sample's window (one draw from its generator) and maps it onto 'size'."""
+    """Draws the sample's window (its stream: operator seed, sample index) and maps it onto
+    'size'."""
     h, w = in_hw
-    y, x, ch, cw = random_crop_window(ctx.generator(), h, w, args["random_area"],
+    y, x, ch, cw = random_crop_window(ctx.seed, ctx.index, h, w, args["random_area"],
                                       args["random_aspect_ratio"], args["num_attempts"])
     size = args["size"]
     oh, ow = (size[0], size[0]) if len(size) == 1 else (size[0], size[1])

@@ -144,6 +144,6 @@ def resize_crop_mirror(ins: list, args: dict, ctx: Any) -> Any:
 
 
 def random_resized_crop(ins: list, args: dict, ctx: Any) -> Any:
-    # The same draw as the CPU operator: sample j's generator (seed, epoch index).
+    # The same draw as the CPU operator: sample j's stream (operator seed, index in the epoch).
     return G.as_batch(_run(ins, args, ctx, lambda hw, a, j: R.random_resized_geometry(
         hw, a, ctx.sample(j))))
