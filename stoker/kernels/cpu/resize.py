@@ -307,7 +307,7 @@ class AxisTaps(NamedTuple):
     def shifted(self, d: int) -> AxisTaps:
         """The same taps on a crop of the source that starts at ``d`` (no longer _axis's
         own, so not remembered)."""
-        return self._replace(start=self.start - d, key=None)
+        return AxisTaps(self.idx, self.weights, self.start - d, self.extent, None)
 
 
 class Taps(NamedTuple):
@@ -326,7 +326,8 @@ class Taps(NamedTuple):
         """The taps of output rows [y, y+h) and columns [x, x+w) only, the columns in
         reverse order when ``mirror``: resampling them gives exactly that window of the
         whole output (mirrored)."""
-        return self._replace(y=self.y.window(y, h), x=self.x.window(x, w, mirror))
+        return Taps(self.y.window(y, h), self.x.window(x, w, mirror), self.nearest,
+                    self.rows_first)
 
     def source_region(self) -> tuple[int, int, int, int]:
         """(y, x, h, w): the source pixels the taps read."""
@@ -334,7 +335,7 @@ class Taps(NamedTuple):
 
     def shifted(self, dy: int, dx: int) -> Taps:
         """The same taps on a crop of the source that starts at (dy, dx)."""
-        return self._replace(y=self.y.shifted(dy), x=self.x.shifted(dx))
+        return Taps(self.y.shifted(dy), self.x.shifted(dx), self.nearest, self.rows_first)
 
 
 def resize_taps(shape: tuple[int, ...], geom: ResizeGeometry, min_filter: int = LINEAR,
