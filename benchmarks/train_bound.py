@@ -40,7 +40,7 @@ def _bound_jobs(files: list[np.ndarray]) -> list[tuple]:
     """Per image and epoch (4): what the timed loop needs, worked out beforehand."""
     from stoker.cli.pipelines import MEAN, STD
     from stoker.kernels.cpu import resize as R
-    from stoker.kernels.cpu import rng, turbojpeg
+    from stoker.kernels.cpu import turbojpeg
     from stoker.kernels.cpu.crop_window import random_crop_window
     from stoker.kernels.cpu.resize_normalize import normalize_stage
 
@@ -51,8 +51,8 @@ def _bound_jobs(files: list[np.ndarray]) -> list[tuple]:
         hdr = turbojpeg.header(data)
         mcu_w = hdr.mcu[0]
         for epoch in range(4):
-            y, x, h, w = random_crop_window(rng.generator(epoch, i), hdr.height, hdr.width,
-                                            [0.08, 1.0], [0.75, 4 / 3], 100)
+            y, x, h, w = random_crop_window(epoch, i, hdr.height, hdr.width, [0.08, 1.0],
+                                            [0.75, 4 / 3], 100)
             geom = R.ResizeGeometry(224, 224, 0.0, 0.0, float(h), float(w))
             taps = R.resize_taps((h, w), geom).window(0, 0, 224, 224, (i + epoch) % 2 == 1)
             ty, tx, th, tw = taps.source_region()
@@ -151,8 +151,9 @@ def main() -> None:
         for peer in peers:
             out = subprocess.run([sys.executable, __file__, opts.folder, "--peer", peer,
                                   "--threads", str(opts.threads), "--seconds",
-                                  str(opts.seconds)], check=True, capture_output=True,
-                                 text=True)
+                                  str(opts.seconds)], capture_output=True, text=True)
+            if out.returncode != 0:
+                sys.exit(f"{peer} failed:\n{out.stderr}")
             rates[peer].append(float(out.stdout.split()[-1]))
         print(f"round {r + 1}: " + ", ".join(f"{p} {rates[p][-1]:,.0f}" for p in peers),
               flush=True)
