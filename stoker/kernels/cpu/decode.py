@@ -20,7 +20,6 @@ pixel is decoded); pass ``max_pixels=`` to override it per call.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 
 import numpy as np
@@ -168,8 +167,8 @@ def _decode(data: np.ndarray | bytes, output_type: str, dtype: np.dtype,
         # libtiff (through OpenCV and Pillow alike) hands TIFFs out already oriented: the
         # decoded image is the displayed one, and "no orientation" is its inverse.
         h, w = info.shape(True)
-        info = dataclasses.replace(info, height=h, width=w,
-                                   orientation=1 if orient else _INVERSE[info.orientation])
+        info = info._replace(height=h, width=w,
+                             orientation=1 if orient else _INVERSE[info.orientation])
         orient = not orient
     stored = _stored_window(roi, info, orient) if roi is not None else None
     denom = 1

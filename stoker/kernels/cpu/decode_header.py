@@ -10,8 +10,7 @@ from __future__ import annotations
 import re
 import struct
 from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 # Formats decoders.image reads. GIF is recognised only to name it in the error: DALI does
 # not decode it either.
@@ -26,8 +25,10 @@ class CorruptHeader(ValueError):
     """The format was recognised but its header is damaged or cut short."""
 
 
-@dataclass(frozen=True)
-class ImageInfo:
+class ImageInfo(NamedTuple):
+    """What ``probe`` reads. A named tuple: a frozen dataclass took 5 us to make between two
+    decodes, a tuple 1 us, and every image is probed."""
+
     format: str
     height: int  # as stored, before EXIF orientation
     width: int
@@ -49,9 +50,9 @@ class ImageInfo:
 
 def sniff(data: bytes) -> str:
     """The format's name, from magic bytes; raises UnsupportedFormat."""
-    head = bytes(data[:16])
-    if head[:3] == b"\xff\xd8\xff":
+    if data[:3] == b"\xff\xd8\xff":  # first: nearly every training image is a JPEG
         return "jpeg"
+    head = bytes(data[:16])
     if head[:8] == b"\x89PNG\r\n\x1a\n":
         return "png"
     if head[:2] == b"BM":
