@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from stoker.kernels.cpu.jit import njit
-from stoker.kernels.cpu.rng_loop import _GOLDEN, _S11, _SCALE, _mix
+from stoker.kernels.cpu.rng_loop import stream_base, stream_draw
 
 
 @njit(nogil=True, cache=True)
@@ -15,7 +13,7 @@ def window_loop(seed, index, h, w, a_lo, a_hi, min_ratio, max_ratio, attempts): 
     """``crop_window.random_crop_window`` for the stream of (salted seed, index)."""
     if h <= 0 or w <= 0:
         return 0, 0, 0, 0
-    base = _mix(index * _GOLDEN ^ seed)
+    base = stream_base(seed, index)
     k = 0  # draws made
     min_area = w * h * a_lo
     max_w = max(1, int(h * max_ratio))  # widest window of a permitted ratio
@@ -30,8 +28,8 @@ def window_loop(seed, index, h, w, a_lo, a_hi, min_ratio, max_ratio, attempts): 
         found = False
         ch, cw = h, w
         for _ in range(attempts):
-            target = h * w * (a_lo + (a_hi - a_lo) * _draw(base, k + 1))
-            aspect = math.exp(log_lo + r_span * _draw(base, k + 2))
+            target = h * w * (a_lo + (a_hi - a_lo) * stream_draw(base, k + 1))
+            aspect = math.exp(log_lo + r_span * stream_draw(base, k + 2))
             k += 2
             cw = max(1, _round_half_away(math.sqrt(target * aspect)))
             ch = max(1, _round_half_away(math.sqrt(target / aspect)))
@@ -48,15 +46,9 @@ def window_loop(seed, index, h, w, a_lo, a_hi, min_ratio, max_ratio, attempts): 
                 ch, cw = h, w
             shrink = math.sqrt(min(1.0, a_hi * w * h / (ch * cw)))
             ch, cw = max(1, int(ch * shrink)), max(1, int(cw * shrink))
-    y = int(_draw(base, k + 1) * (h - ch + 1))
-    x = int(_draw(base, k + 2) * (w - cw + 1))
+    y = int(stream_draw(base, k + 1) * (h - ch + 1))
+    x = int(stream_draw(base, k + 2) * (w - cw + 1))
     return y, x, ch, cw
-
-
-@njit(nogil=True, cache=True, inline="always")
-def _draw(base, k):  # pragma: no cover - compiled
-    """Draw k of the stream whose base is ``base``, in [0, 1) (as ``uniform01_loop``)."""
-    return np.float64(_mix(base + np.uint64(k) * _GOLDEN) >> _S11) * _SCALE
 
 
 @njit(nogil=True, cache=True, inline="always")

@@ -20,11 +20,22 @@ def _mix(z):  # pragma: no cover - compiled
     return z ^ (z >> _S31)
 
 
+@njit(nogil=True, cache=True, inline="always")
+def stream_base(seed, index):  # pragma: no cover - compiled
+    """The state of sample ``index``'s stream under ``seed`` (both uint64)."""
+    return _mix(index * _GOLDEN ^ seed)
+
+
+@njit(nogil=True, cache=True, inline="always")
+def stream_draw(base, k):  # pragma: no cover - compiled
+    """Draw ``k`` (from 1) of the stream whose state is ``base``: a float64 in [0, 1)."""
+    return np.float64(_mix(base + np.uint64(k) * _GOLDEN) >> _S11) * _SCALE
+
+
 @njit(nogil=True, cache=True)
 def uniform01_loop(seed, indices, out):  # pragma: no cover - compiled
     n, count = out.shape
     for i in range(n):
-        base = _mix(indices[i] * _GOLDEN ^ seed)
+        base = stream_base(seed, indices[i])
         for j in range(count):
-            bits = _mix(base + np.uint64(j + 1) * _GOLDEN)
-            out[i, j] = np.float64(bits >> _S11) * _SCALE
+            out[i, j] = stream_draw(base, j + 1)
