@@ -49,7 +49,6 @@ def _bound_jobs(files: list[np.ndarray]) -> list[tuple]:
     jobs = []
     for i, data in enumerate(files):
         hdr = turbojpeg.header(data)
-        mcu_w = hdr.mcu[0]
         for epoch in range(4):
             y, x, h, w = random_crop_window(epoch, i, hdr.height, hdr.width, [0.08, 1.0],
                                             [0.75, 4 / 3], 100)
@@ -57,10 +56,8 @@ def _bound_jobs(files: list[np.ndarray]) -> list[tuple]:
             taps = R.resize_taps((h, w), geom).window(0, 0, 224, 224, (i + epoch) % 2 == 1)
             ty, tx, th, tw = taps.source_region()
             ry, rx = y + ty, x + tx
-            # One iMCU of margin on each side, as stoker's decoder takes it.
-            x0 = max(0, (rx - 1) // mcu_w * mcu_w) if rx > 0 else 0
-            x1 = min(hdr.width, rx + tw + mcu_w)
-            jobs.append((data, data.ctypes.data, data.nbytes,
+            x0, x1 = turbojpeg.decoded_columns(rx, tw, hdr.mcu[0], hdr.width)
+            jobs.append((data, data.ctypes.data, data.nbytes,  # (data: keeps the address valid)
                          turbojpeg._Region(x0, ry, x1 - x0, th),
                          (th, x1 - x0, 3), rx - x0, tw, taps.shifted(ty, tx), norm))
     return jobs

@@ -254,6 +254,14 @@ def scaled(size: int, scale: tuple[int, int]) -> int:
     return (size * scale[0] + scale[1] - 1) // scale[1]
 
 
+def decoded_columns(x: int, w: int, mcu_w: int, full_w: int) -> tuple[int, int]:
+    """Columns [x0, x1) decoded for a window of columns [x, x + w) of an image ``full_w``
+    wide with iMCUs ``mcu_w`` wide: one iMCU of margin each side keeps the upsampling of
+    the window's edge columns identical to a full decode's."""
+    x0 = max(0, (x - 1) // mcu_w * mcu_w) if x > 0 else 0
+    return x0, min(full_w, x + w + mcu_w)
+
+
 def decode(data: np.ndarray | bytes, *, pixel_format: str = "RGB", scale: tuple[int, int] = (1, 1),
            roi: tuple[int, int, int, int] | None = None, fast_idct: bool = False,
            fast_upsample: bool = False, max_pixels: int = 0, transient: bool = False,
@@ -295,11 +303,7 @@ def decode(data: np.ndarray | bytes, *, pixel_format: str = "RGB", scale: tuple[
         y, x, wh, ww = roi
         if y < 0 or x < 0 or wh <= 0 or ww <= 0 or y + wh > full_h or x + ww > full_w:
             raise ValueError(f"window {roi} does not fit in the {full_h}x{full_w} image")
-        mcu_w = max(1, hdr.mcu[0] * scale[0] // scale[1])
-        # One iMCU of margin each side keeps the upsampling of the window's edge columns
-        # identical to a full decode's.
-        x0 = max(0, (x - 1) // mcu_w * mcu_w) if x > 0 else 0
-        x1 = min(full_w, x + ww + mcu_w)
+        x0, x1 = decoded_columns(x, ww, max(1, hdr.mcu[0] * scale[0] // scale[1]), full_w)
         region = _Region(x0, y, x1 - x0, wh)
         out_h, out_w = wh, x1 - x0
         trim = (0, x - x0, wh, ww) if (x0, out_w) != (x, ww) else None
