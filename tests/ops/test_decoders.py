@@ -8,6 +8,7 @@ decode (accurate IDCT, smooth upsampling), which DALI 2.4's CPU decoder matches 
 from __future__ import annotations
 
 import io
+import re
 
 import cv2
 import numpy as np
@@ -254,6 +255,27 @@ def test_roi_is_in_oriented_coordinates(orientation):
 def test_roi_outside_the_image_is_refused():
     with pytest.raises(ValueError, match="does not fit in the 61x83 image"):
         K.decode(JPEGS["420"], roi=(50, 0, 20, 10))
+
+
+@pytest.mark.parametrize("name", ["420", "444", "progressive", "restart"])
+def test_a_window_of_a_truncated_jpeg_is_refused_wherever_it_falls(name):
+    """A window above the missing rows is not decoded alone: the file's end is checked, and
+    the window fails as the whole image does."""
+    cut = JPEGS[name][:len(JPEGS[name]) * 2 // 3]
+    with pytest.raises(K.DecodeError) as whole:
+        K.decode(cut)
+    # The cut lands in entropy data, or, for the progressive file, in a later scan's table.
+    assert ("truncated" if name != "progressive" else "Huffman table") in str(whole.value)
+    for roi in [(0, 0, 8, 8), (0, 40, 16, 40), (30, 0, 31, 83)]:
+        with pytest.raises(K.DecodeError, match=re.escape(str(whole.value))):
+            K.decode(cut, roi=roi)
+
+
+def test_a_window_of_a_jpeg_with_a_trailer_after_its_end_is_decoded():
+    data = JPEGS["420"] + bytes(range(40))
+    full = K.decode(JPEGS["420"])
+    for y, x, h, w in _windows(61, 83, n=6):
+        np.testing.assert_array_equal(K.decode(data, roi=(y, x, h, w)), full[y:y + h, x:x + w])
 
 
 def test_dct_scale_is_used_only_for_downscales_of_2x_or_more():

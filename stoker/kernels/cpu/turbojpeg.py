@@ -249,6 +249,17 @@ def _ready(data: np.ndarray | bytes) -> tuple[int, int, object, _Handle, Header]
     return ptr, size, owner, h, _read_header(h, ptr, size)
 
 
+def _ends(ptr: int, size: int) -> bool:
+    """Whether the data ends as a whole JPEG does: with the EOI marker (FF D9) among its
+    last 16 bytes. Entropy-coded data never holds FF D9, so data cut short does not. A
+    window that stops above the last row is decoded alone only then; otherwise libjpeg-turbo
+    would never read the missing end, and a truncated file would pass or fail depending
+    on where its random window fell. (A whole JPEG with a longer trailer is decoded in
+    full and cut: slower, same pixels.)"""
+    tail = min(size, 16)
+    return b"\xff\xd9" in ctypes.string_at(ptr + size - tail, tail)
+
+
 def scaled(size: int, scale: tuple[int, int]) -> int:
     """A dimension after DCT scaling: ceil(size * num / denom), as libjpeg-turbo computes it."""
     return (size * scale[0] + scale[1] - 1) // scale[1]
@@ -294,7 +305,7 @@ def decode(data: np.ndarray | bytes, *, pixel_format: str = "RGB", scale: tuple[
     full_h, full_w = scaled(hdr.height, scale), scaled(hdr.width, scale)
     trim = None
     if roi is None or (roi[2] >= full_h and roi[3] >= full_w) or hdr.mcu[0] == 0 or \
-            hdr.lossless:
+            hdr.lossless or (roi[0] + roi[2] < full_h and not _ends(src, size)):
         region = None
         out_h, out_w = full_h, full_w
         if roi is not None:
