@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from stoker.kernels.cpu.compiled import loops
 from stoker.kernels.cpu.saturate import round_sat, type_range
 
 F32 = np.float32
@@ -87,7 +88,7 @@ _CV_LUT_TYPES = tuple(np.dtype(t) for t in (np.uint8, np.int8, np.uint16, np.int
 def affine(images: np.ndarray, mul: np.ndarray, add: np.ndarray,
            out_dtype: np.dtype) -> np.ndarray:
     """``round_sat(in * mul[i] + add[i])`` for (n, ...) images, in float32."""
-    from stoker.kernels.cpu import pixel_loops as L  # numba loads on first use
+    L = loops("pixel_loops")
 
     n = images.shape[0]
     out_dtype = np.dtype(out_dtype)
@@ -126,7 +127,7 @@ def twist_matrices(hue: np.ndarray, saturation: np.ndarray, value: np.ndarray,
 def color_matrix(images: np.ndarray, mats: np.ndarray, offsets: np.ndarray,
                  out_dtype: np.dtype) -> np.ndarray:
     """``out = mats[i] @ rgb + offsets[i]`` per pixel of (n, ..., 3) images."""
-    from stoker.kernels.cpu import pixel_loops as L
+    L = loops("pixel_loops")
 
     n = images.shape[0]
     out_dtype = np.dtype(out_dtype)
@@ -168,7 +169,7 @@ def convert_color(images: np.ndarray, src: str, dst: str) -> np.ndarray:
     """uint8 (n, ..., C) images from color space ``src`` to ``dst`` (RGB, BGR, GRAY, YCbCr)."""
     import cv2
 
-    from stoker.kernels.cpu import pixel_loops as L
+    L = loops("pixel_loops")
 
     lead = images.shape[:-1]
     n = images.shape[0]

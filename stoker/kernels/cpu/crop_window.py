@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from stoker.kernels.cpu.compiled import loops
+
 # Keeps the window's draws apart from the operator's other uniform draws for the sample
 # (``rng.uniform01(seed, ...)``): the stream is uniform01's for seed ^ STREAM_SALT.
 STREAM_SALT = 0x5A17C0DE5A17C0DE
@@ -37,7 +39,7 @@ def random_crop_window(seed: int, index: int, h: int, w: int, area: list[float],
     attempt (area, then ratio), then one per anchor (y, then x), an anchor in [0, n) being
     floor(u * n).
     """
-    from stoker.kernels.cpu.crop_window_loop import window_loop  # numba: loaded on first use
+    window_loop = loops("crop_window_loop").window_loop
 
     y, x, ch, cw = window_loop(np.uint64((seed ^ STREAM_SALT) & 0xFFFFFFFFFFFFFFFF),
                                np.uint64(index & 0xFFFFFFFFFFFFFFFF), int(h), int(w),

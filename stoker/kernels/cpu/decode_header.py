@@ -12,6 +12,8 @@ import struct
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
+from stoker.kernels.cpu import turbojpeg
+
 # Formats decoders.image reads. GIF is recognised only to name it in the error: DALI does
 # not decode it either.
 FORMATS = ("jpeg", "png", "bmp", "tiff", "webp", "pnm", "jpeg2000")
@@ -120,8 +122,6 @@ def _jpeg_orientation(data: bytes) -> int:
 # -- per-format headers -------------------------------------------------------------------------
 
 def _jpeg(data: bytes) -> ImageInfo:
-    from stoker.kernels.cpu import turbojpeg
-
     try:
         hdr = turbojpeg.header(data)
         h, w, cs = hdr.height, hdr.width, hdr.colorspace

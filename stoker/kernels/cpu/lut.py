@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from stoker.kernels.cpu.compiled import loops
 from stoker.kernels.cpu.saturate import round_sat
 
 
@@ -32,7 +33,7 @@ def equalize(units: np.ndarray) -> np.ndarray:
     """Equalizes (k, P, C) uint8 data: each of the k units and C channels on its own."""
     import cv2
 
-    from stoker.kernels.cpu import pixel_loops as L  # numba loads on first use
+    L = loops("pixel_loops")
 
     k, npx, c = units.shape
     out = np.empty_like(units)

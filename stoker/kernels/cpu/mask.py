@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from stoker.kernels.cpu.compiled import loops
 from stoker.kernels.cpu.saturate import cast_like_c
 
 
@@ -60,7 +61,7 @@ def grid_mask(images: np.ndarray, tile: np.ndarray, ratio: np.ndarray, angle: np
     A pixel (x, y) is kept when either coordinate of its position in the rotated, shifted
     grid, in tile units, has a fractional part >= ratio (float32 math as in DALI).
     """
-    from stoker.kernels.cpu import pixel_loops as L  # numba loads on first use
+    L = loops("pixel_loops")
 
     out = np.empty_like(images)
     f32 = np.float32

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from stoker.kernels.cpu.compiled import loops
 from stoker.kernels.cpu.saturate import cast_like_c, round_sat, type_range
 
 F32 = np.float32
@@ -16,7 +17,7 @@ F32 = np.float32
 
 def gaussian(x: np.ndarray, gen: np.random.Generator, mean: float, stddev: float) -> np.ndarray:
     """``x + N(mean, stddev)`` per element."""
-    from stoker.kernels.cpu import pixel_loops as L  # numba loads on first use
+    L = loops("pixel_loops")
 
     z = gen.standard_normal(x.size, dtype=F32)
     out = np.empty(x.shape, x.dtype)
@@ -39,7 +40,7 @@ def salt_and_pepper(x: np.ndarray, gen: np.random.Generator, prob: float, salt_v
                     salt: float, pepper: float, channel_axis: int | None) -> np.ndarray:
     """Replaces elements with ``salt`` (probability prob * salt_vs_pepper) or ``pepper``
     (the rest of prob). With a ``channel_axis``, a pixel's channels share one draw."""
-    from stoker.kernels.cpu import pixel_loops as L
+    L = loops("pixel_loops")
 
     if channel_axis is None:  # a draw per element
         shape3 = draws = (x.size, 1, 1)

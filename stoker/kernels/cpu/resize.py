@@ -37,6 +37,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from stoker.kernels.cpu import buffers
+from stoker.kernels.cpu.compiled import loops
 from stoker.kernels.cpu.tensor import rows_contiguous
 
 NN, LINEAR, CUBIC, LANCZOS3, TRIANGULAR, GAUSSIAN = 0, 1, 2, 3, 4, 5  # DALIInterpType values
@@ -240,7 +241,7 @@ def axis_taps(out_size: int, lo: float, hi: float, flt: Filter, in_extent: int,
     ``floor(position)``; DALI steps rows by adding the scale in float32 (``accumulate``)
     and computes columns directly, and the rounding of both is reproduced.
     """
-    from stoker.kernels.cpu import resample_loops as L  # numba loads on first use
+    L = loops("resample_loops")
 
     scale = np.float32((hi - lo) / out_size)
     if flt.kind == NN:
@@ -441,7 +442,7 @@ def resample_taps(image: np.ndarray, taps: Taps, out_dtype: np.dtype) -> np.ndar
     (oh, ow), c = taps.shape, image.shape[2]
     if taps.nearest:
         return gather_pixels(image, taps).astype(out_dtype, copy=False)
-    from stoker.kernels.cpu.resample_loops import resample_planes  # numba on first use
+    resample_planes = loops("resample_loops").resample_planes
 
     def last_pass(planes: np.ndarray, idx: np.ndarray, weights: np.ndarray,
                   transposed: bool) -> np.ndarray:
@@ -461,7 +462,7 @@ def two_passes(image: np.ndarray, taps: Taps, last_pass: Any) -> Any:
     then ``last_pass(planes, indices, weights, transposed)`` filters the planes (C, A, B)
     along A (``transposed``: A runs over output columns, B over output rows). Only the
     source region the taps reach is read (a crop window's, for ROI resizes)."""
-    from stoker.kernels.cpu.resample_loops import resample_to_planes  # numba on first use
+    resample_to_planes = loops("resample_loops").resample_to_planes
 
     ty, tx = taps.y, taps.x
     c = image.shape[2]

@@ -24,6 +24,7 @@ import numpy as np
 
 from stoker.kernels.cpu import buffers
 from stoker.kernels.cpu import crop as crop_kernels
+from stoker.kernels.cpu.compiled import loops
 from stoker.kernels.cpu.resize import (
     Taps,
     gather_pixels,
@@ -78,7 +79,7 @@ def resample_normalized(image: np.ndarray, taps: Taps, norm: Normalize) -> np.nd
     if taps.nearest:  # a gather: pick the pixels, then normalize them as they are
         _normalize_image(gather_pixels(image, taps), norm, out)
         return out
-    from stoker.kernels.cpu.resample_loops import resample_planes_normalized
+    resample_planes_normalized = loops("resample_loops").resample_planes_normalized
 
     planes = out if norm.channels_first else out.transpose(2, 0, 1)
 

@@ -12,6 +12,8 @@ import threading
 
 import numpy as np
 
+from stoker.kernels.cpu.compiled import loops
+
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
@@ -35,7 +37,7 @@ def derive_seed(*parts: int) -> int:
 
 def uniform01(seed: int, indices: np.ndarray, count: int) -> np.ndarray:
     """(len(indices), count) float64 values in [0, 1), one row per sample index."""
-    from stoker.kernels.cpu.rng_loop import uniform01_loop  # numba: loaded on first use
+    uniform01_loop = loops("rng_loop").uniform01_loop
 
     idx = np.ascontiguousarray(indices, dtype=np.uint64)
     out = np.empty((len(idx), count), np.float64)

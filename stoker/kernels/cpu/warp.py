@@ -14,6 +14,8 @@ import math
 
 import numpy as np
 
+from stoker.kernels.cpu.compiled import loops
+
 NN, LINEAR = 0, 1
 
 
@@ -98,7 +100,7 @@ def _opencv_warp(image: np.ndarray, matrix: np.ndarray, out_hw: tuple[int, int],
 def warp_hwc(image: np.ndarray, matrix: np.ndarray, out_hw: tuple[int, int], interp: int,
              fill: float | None, out_dtype: np.dtype | None = None) -> np.ndarray:
     """Warps one (H, W, C) image; ``fill`` None repeats edge pixels instead of filling."""
-    from stoker.kernels.cpu import warp_loops as L  # numba loads on first use
+    L = loops("warp_loops")
 
     out_dtype = np.dtype(out_dtype or image.dtype)
     c = image.shape[2]
