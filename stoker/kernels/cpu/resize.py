@@ -260,14 +260,19 @@ _local = threading.local()
 def scratch(slot: int, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
     """A per-thread reusable buffer: fresh allocations of intermediates this size go
     through mmap and page faults, which cost as much as the filtering itself."""
-    slots = getattr(_local, "slots", None)
-    if slots is None:
+    try:
+        slots = _local.slots
+    except AttributeError:
         slots = _local.slots = {}
-    nbytes = math.prod(shape) * np.dtype(dtype).itemsize
     buf = slots.get(slot)
-    if buf is None or buf.nbytes < nbytes:
-        buf = slots[slot] = np.empty(max(nbytes, 1 << 16), np.uint8)
-    return buf[:nbytes].view(dtype).reshape(shape)
+    if buf is not None:
+        try:
+            return np.ndarray(shape, dtype, buf)
+        except TypeError:  # the buffer is too small: a larger one replaces it
+            pass
+    nbytes = math.prod(shape) * np.dtype(dtype).itemsize
+    buf = slots[slot] = np.empty(max(nbytes, 1 << 16), np.uint8)
+    return np.ndarray(shape, dtype, buf)
 
 
 def resize_hwc(image: np.ndarray, geom: ResizeGeometry, min_filter: int = LINEAR,
