@@ -30,31 +30,20 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+sys.path.insert(0, os.path.dirname(__file__))  # train_bound's pipeline runner
 
 
 def _child(lib_name: str, name: str, root: str, threads: int, seconds: float) -> None:
     """Builds and warms the pipeline, says "ready", waits for a line, then prints its rate."""
-    from stoker.cli.pipelines import build
+    from train_bound import run_pipeline
 
-    if lib_name == "dali":
-        import nvidia.dali as lib
-        import nvidia.dali.fn  # noqa: F401
-    else:
-        import stoker as lib
-    pipe = build(name, lib, root, 64, threads)
-    pipe.build()
-    for _ in range(6):
-        pipe.run()
-    print("ready", flush=True)
-    sys.stdin.readline()
-    start, n = time.perf_counter(), 0
-    while time.perf_counter() - start < seconds:
-        pipe.run()
-        n += 64
-    print(n / (time.perf_counter() - start), flush=True)
+    def ready() -> None:
+        print("ready", flush=True)
+        sys.stdin.readline()
+
+    print(run_pipeline(lib_name, name, root, threads, seconds, ready), flush=True)
 
 
 def _measure(lib_name: str, name: str, root: str, procs: int, threads: int,

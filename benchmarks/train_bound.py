@@ -27,6 +27,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 
 import numpy as np
 
@@ -99,7 +100,10 @@ def _run_bound(files: list[np.ndarray], threads: int, seconds: float, resample: 
     return sum(counts) / (time.perf_counter() - start)
 
 
-def _run_pipeline(lib_name: str, name: str, root: str, threads: int, seconds: float) -> float:
+def run_pipeline(lib_name: str, name: str, root: str, threads: int, seconds: float,
+                 ready: Callable[[], None] | None = None) -> float:
+    """Images/s of a benchmark pipeline (stoker's or DALI's) over ``seconds`` after a
+    warm-up; ``ready()``, if given, is called between the two."""
     from stoker.cli.pipelines import build
 
     if lib_name == "dali":
@@ -111,6 +115,8 @@ def _run_pipeline(lib_name: str, name: str, root: str, threads: int, seconds: fl
     pipe.build()
     for _ in range(6):
         pipe.run()
+    if ready is not None:
+        ready()
     start, n = time.perf_counter(), 0
     while time.perf_counter() - start < seconds:
         pipe.run()
@@ -124,7 +130,7 @@ def _peer(peer: str, root: str, threads: int, seconds: float) -> float:
         files = sorted(glob.glob(os.path.join(root, "**", "*.jp*g"), recursive=True))
         datas = [np.fromfile(f, np.uint8) for f in files]
         return _run_bound(datas, threads, seconds, resample=name == "train")
-    return _run_pipeline(lib_name, name, root, threads, seconds)
+    return run_pipeline(lib_name, name, root, threads, seconds)
 
 
 def main() -> None:
