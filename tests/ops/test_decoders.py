@@ -375,3 +375,10 @@ def test_a_read_header_serves_only_the_decode_of_the_same_bytes():
     assert maxdiff(turbojpeg.decode(both), want_small) <= 1  # the buffer starts with the first
     turbojpeg.header(memoryview(both).cast("B"))
     assert maxdiff(turbojpeg.decode(both, roi=(2, 3, 10, 12)), want_small[2:12, 3:15]) <= 1
+    # Two parts of one object of the same size are other bytes too.
+    other = encode(photo(61, 83, 2), quality=90)
+    n = max(len(small), len(other))  # padded after their EOI to one size
+    halves = np.frombuffer(small + bytes(n - len(small)) + other + bytes(n - len(other)),
+                           np.uint8)
+    turbojpeg.header(memoryview(halves)[:n])
+    assert maxdiff(turbojpeg.decode(memoryview(halves)[n:]), pil(other)) <= 1

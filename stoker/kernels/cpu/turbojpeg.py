@@ -223,10 +223,12 @@ _read = threading.local()
 
 
 def _identity(data: np.ndarray | bytes | memoryview) -> tuple[object, int]:
-    """(object, size) naming the bytes of ``data`` without reading its address: a
-    memoryview names its exporter (the same object and size is then the same memory)."""
+    """(object, size) naming the bytes of ``data`` without reading its address. A
+    memoryview of the whole of an object names that object (what ``probe`` passes); one
+    of a part names only itself: two parts of one object may have the same size."""
     if isinstance(data, memoryview):
-        return data.obj, data.nbytes
+        whole = data.obj
+        return (whole if memoryview(whole).nbytes == data.nbytes else data), data.nbytes
     return data, data.nbytes if isinstance(data, np.ndarray) else len(data)
 
 
