@@ -82,3 +82,38 @@ def test_remembered_taps_keep_a_share_of_a_cycle_larger_than_the_budget():
     hits = 20 * 100 - len(made)
     assert hits >= 0.1 * 20 * 100
     assert len(memory.items) == len(memory.keys) == memory.used // 1200
+
+
+@pytest.mark.parametrize("shape", [(3, 5, 13), (2, 17, 9), (1, 8, 8), (3, 224, 300),
+                                   (3, 0, 4)])
+def test_vector_plane_transpose_equals_numpy(shape):
+    from stoker.kernels.cpu.resample_loops import transpose_planes
+
+    src = RNG.random(shape, dtype=np.float32)
+    dst = np.full(shape[:1] + shape[:0:-1], np.nan, np.float32)
+    transpose_planes(src, dst)
+    np.testing.assert_array_equal(dst, src.transpose(0, 2, 1))
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.float32])
+def test_one_call_chw_path_on_views_and_both_pass_orders(dtype):
+    # The float32 CHW output is made by one native call reading the source in place:
+    # windows of a larger image, a flipped view (copied first) and both pass orders give
+    # the unfused chain's values.
+    big = _image(400, 420, dtype)
+    orders = set()
+    for k, (view, out) in enumerate([(big[13:313, 21:301], (224, 224)),
+                                     (big[5:125, 3:173], (150, 200)),
+                                     (big[::-1, 7:331], (201, 97)),
+                                     (big[40:97, 50:69], (230, 61))]):
+        geom = R.ResizeGeometry(*out, 0.0, 0.0, float(view.shape[0]), float(view.shape[1]))
+        y, x, h, w = 2, 3, out[0] - 9, out[1] - 7
+        mirror = bool(k % 2)
+        want = C.crop_mirror_normalize(R.resize_hwc(view, geom)[None], np.array([y]),
+                                       np.array([x]), h, w, np.array([mirror]), MEAN, STD,
+                                       1.0, 0.0, np.zeros(3), False, True, np.float32)[0]
+        taps = R.resize_taps(view.shape, geom).window(y, x, h, w, mirror)
+        orders.add(taps.rows_first)
+        norm = normalize_stage(MEAN, STD, 1.0, 0.0, True, np.float32, dtype == np.uint8)
+        np.testing.assert_array_equal(resample_normalized(view, taps, norm), want)
+    assert orders == {True, False}
