@@ -131,9 +131,8 @@ def _jpeg_decodes_cleanly(data: bytes) -> bool:
     that stoker lets pass with a warning (a damaged later scan of a progressive JPEG,
     "didn't expect more than one scan"), decoding part of the rows can meet other damage
     than decoding them all."""
-    h = turbojpeg._handle()
     src, size, _owner = turbojpeg._buffer(data)
-    hdr = turbojpeg._read_header(h, src, size)
+    h, hdr = turbojpeg._open(src, size)
     fmt = "CMYK" if hdr.colorspace in ("CMYK", "YCCK") else "RGB"
     pixel_format, channels = turbojpeg.PIXEL_FORMATS[fmt]
     out = np.empty((hdr.height, hdr.width, channels), np.uint8)

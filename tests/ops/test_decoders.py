@@ -66,6 +66,48 @@ JPEGS = {
 
 # -- JPEG -----------------------------------------------------------------------------------
 
+@pytest.fixture(autouse=True, params=[False, True], ids=["ctypes", "compiled"])
+def turbojpeg_calls(request, monkeypatch):
+    """Every test here runs with libjpeg-turbo called through ctypes and from compiled
+    code (``turbojpeg.COMPILED``)."""
+    monkeypatch.setattr(turbojpeg, "COMPILED", request.param)
+    return request.param
+
+
+def test_compiled_calls_give_the_ctypes_calls_pixels_and_errors(turbojpeg_calls, monkeypatch):
+    assert (turbojpeg._compiled() is not None) == turbojpeg_calls
+
+    def both(call):
+        got = []
+        for compiled in (False, True):
+            monkeypatch.setattr(turbojpeg, "COMPILED", compiled)
+            try:
+                got.append(call())
+            except (turbojpeg.JpegError, ValueError) as e:
+                got.append(f"{type(e).__name__}: {e}")
+        return got
+
+    for name, data in JPEGS.items():
+        for opts in [{}, {"roi": (5, 17, 30, 41)}, {"scale": (1, 2), "roi": (3, 4, 20, 25)},
+                     {"fast_idct": True, "fast_upsample": True}, {"pixel_format": "GRAY"}]:
+            a, b = both(lambda: turbojpeg.decode(data, **opts))
+            np.testing.assert_array_equal(a, b, err_msg=f"{name} {opts}")
+        a, b = both(lambda: vars_of(turbojpeg.header(data)))
+        assert a == b
+        for bad in (data[:len(data) // 2], data[:30], b"\xff\xd8" + bytes(50)):
+            a, b = both(lambda: turbojpeg.decode(bad, roi=(0, 0, 8, 8)))
+            assert isinstance(a, str) and a == b, name
+    for bad in (b"\xff\xd8\xff\xc0" + bytes(20), JPEGS["420"][:300]):  # header cut short
+        a, b = both(lambda: vars_of(turbojpeg.header(bad)))
+        assert isinstance(a, str) and a == b and "not a decodable JPEG" in a
+    a, b = both(lambda: turbojpeg.decode(JPEGS["420"], scale=(3, 7)))
+    assert a == b and "scaling factor 3/7 is not supported" in a
+
+
+def vars_of(header: turbojpeg.Header) -> dict:
+    return {k: getattr(header, k) for k in header.__slots__}
+
+
 @pytest.mark.parametrize("name", sorted(JPEGS))
 def test_jpeg_matches_libjpeg_turbo_accurate_decode(name):
     data = JPEGS[name]
@@ -346,7 +388,7 @@ def test_decodes_jpeg_through_opencv_when_libturbojpeg_is_missing(monkeypatch):
     def missing():
         raise ImportError("no libturbojpeg")
 
-    monkeypatch.setattr(turbojpeg, "_handle", missing)
+    monkeypatch.setattr(turbojpeg, "library", missing)
     assert K.probe(JPEGS["420"]).shape() == (61, 83)
     assert maxdiff(K.decode(JPEGS["420"], roi=(3, 4, 20, 30)), pil(JPEGS["420"])[3:23, 4:34]) \
         <= 1

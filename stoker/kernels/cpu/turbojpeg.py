@@ -19,17 +19,28 @@ import ctypes.util
 import glob
 import importlib.util
 import os
+import sys
 import threading
 
 import numpy as np
 
 from stoker.kernels.cpu import buffers
+from stoker.kernels.cpu.compiled import loops
 
 # TurboJPEG 3 constants (turbojpeg.h).
-_INIT_DECOMPRESS = 1
-_P_STOPONWARNING, _P_SUBSAMP, _P_WIDTH, _P_HEIGHT, _P_COLORSPACE = 0, 4, 5, 6, 8
-_P_FASTUPSAMPLE, _P_FASTDCT, _P_SCANLIMIT, _P_LOSSLESS = 9, 10, 13, 15
+INIT_DECOMPRESS = 1
+P_STOPONWARNING, P_SUBSAMP, P_WIDTH, P_HEIGHT, P_COLORSPACE = 0, 4, 5, 6, 8
+P_FASTUPSAMPLE, P_FASTDCT, P_SCANLIMIT, P_LOSSLESS = 9, 10, 13, 15
 _ERR_WARNING = 0
+# The functions compiled code calls (``turbojpeg_loop.py``), by index into ``_functions()``.
+_CALLED = ("tj3Init", "tj3Set", "tj3Get", "tj3DecompressHeader", "tj3SetScalingFactor",
+           "tj3SetCroppingRegion", "tj3Decompress8")
+(FN_INIT, FN_SET, FN_GET, FN_HEADER, FN_SET_SCALE, FN_SET_REGION,
+ FN_DECOMPRESS) = range(len(_CALLED))
+# Whether header reads and decodes go through compiled code: None, once numba is loaded
+# (a pipeline that runs any numba kernel has it; loading it costs 0.2 s and 64 MB, which
+# a pipeline that only decodes should not pay); True or False forces one way (tests).
+COMPILED: bool | None = None
 PIXEL_FORMATS = {"RGB": (0, 3), "BGR": (1, 3), "GRAY": (6, 1), "CMYK": (11, 4)}
 COLORSPACES = ("RGB", "YCbCr", "GRAY", "CMYK", "YCCK")
 SUBSAMPLINGS = ("444", "422", "420", "GRAY", "440", "411", "441")
@@ -146,14 +157,17 @@ class _Handle:
     file's tables), and, after a header read fails, the half-parsed header (every later
     read fails, valid JPEGs included, so one corrupt file would poison a thread). A fresh
     handle costs about 2 microseconds, a thousandth of decoding a 500x375 image; it is
-    also never shared between threads (TurboJPEG handles are not thread-safe)."""
+    also never shared between threads (TurboJPEG handles are not thread-safe). ``ptr``:
+    one made by compiled code, which this object now owns."""
 
-    def __init__(self, lib: ctypes.CDLL):
+    def __init__(self, lib: ctypes.CDLL, ptr: int = 0):
         self.lib = lib
-        self.ptr = lib.tj3Init(_INIT_DECOMPRESS)
-        if not self.ptr:
-            raise MemoryError("tj3Init failed")
-        lib.tj3Set(self.ptr, _P_SCANLIMIT, SCAN_LIMIT)
+        if not ptr:
+            ptr = lib.tj3Init(INIT_DECOMPRESS)
+            if not ptr:
+                raise MemoryError("tj3Init failed")
+            lib.tj3Set(ptr, P_SCANLIMIT, SCAN_LIMIT)
+        self.ptr = ptr
 
     def __del__(self) -> None:
         if getattr(self, "ptr", None):
@@ -171,16 +185,32 @@ def _handle() -> _Handle:
     return _Handle(library())
 
 
+_fns: np.ndarray | None = None
+
+
+def _compiled() -> object | None:
+    """``turbojpeg_loop`` with the addresses of the functions it calls, when header reads
+    and decodes go through it (``COMPILED``); else None."""
+    global _fns
+    if COMPILED is False or (COMPILED is None and "numba" not in sys.modules):
+        return None
+    lib = library()  # (raises ImportError when there is none)
+    if _fns is None:
+        _fns = np.array([ctypes.cast(getattr(lib, n), ctypes.c_void_p).value for n in _CALLED],
+                        np.int64)
+    return loops("turbojpeg_loop")
+
+
 class Header:
     __slots__ = ("height", "width", "subsampling", "colorspace", "lossless")
 
-    def __init__(self, h: _Handle):
-        get, ptr = h.lib.tj3Get, h.ptr
-        self.height = get(ptr, _P_HEIGHT)
-        self.width = get(ptr, _P_WIDTH)
-        self.subsampling = get(ptr, _P_SUBSAMP)  # -1: unusual; no cropped decode then
-        self.colorspace = COLORSPACES[get(ptr, _P_COLORSPACE)]
-        self.lossless = bool(get(ptr, _P_LOSSLESS))
+    def __init__(self, height: int, width: int, subsampling: int, colorspace: int,
+                 lossless: int):
+        self.height = height
+        self.width = width
+        self.subsampling = subsampling  # -1: unusual; no cropped decode then
+        self.colorspace = COLORSPACES[colorspace]
+        self.lossless = bool(lossless)
 
     @property
     def mcu(self) -> tuple[int, int]:
@@ -207,16 +237,30 @@ def _address(arr: np.ndarray) -> int:
     return arr.ctypes.data
 
 
-def _read_header(h: _Handle, ptr: int, size: int) -> Header:
-    if h.lib.tj3DecompressHeader(h.ptr, ptr, size) != 0:
+def _open(ptr: int, size: int) -> tuple[_Handle, Header]:
+    """A fresh handle that has read the header of the ``size`` bytes at ``ptr``."""
+    compiled = _compiled()
+    if compiled is None:
+        h = _handle()
+        fields: tuple = (-1,)
+        if h.lib.tj3DecompressHeader(h.ptr, ptr, size) == 0:
+            get = h.lib.tj3Get
+            fields = (0, get(h.ptr, P_HEIGHT), get(h.ptr, P_WIDTH), get(h.ptr, P_SUBSAMP),
+                      get(h.ptr, P_COLORSPACE), get(h.ptr, P_LOSSLESS))
+    else:
+        handle, *fields = compiled.open_header(_fns, ptr, size, SCAN_LIMIT)
+        if not handle:
+            raise MemoryError("tj3Init failed")
+        h = _Handle(library(), handle)
+    if fields[0] != 0:
         msg, _ = h.error()
         raise JpegError(f"not a decodable JPEG ({msg})")
-    hdr = Header(h)
+    hdr = Header(*fields[1:])
     if hdr.height < 1 or hdr.width < 1:
         # TurboJPEG reports success without reading a frame when the data ends (or an
         # EOI comes) before the frame header: a "tables-only" stream.
         raise JpegError("not a decodable JPEG (no frame header before the end of the data)")
-    return hdr
+    return h, hdr
 
 
 _read = threading.local()
@@ -238,8 +282,7 @@ def header(data: np.ndarray | bytes | memoryview) -> Header:
     The handle that read it is kept, with the data, for this thread's next ``decode``: a
     probe followed by the decode of the same bytes then reads the header once."""
     ptr, size, owner = _buffer(data)
-    h = _handle()
-    hdr = _read_header(h, ptr, size)
+    h, hdr = _open(ptr, size)
     _read.last = (_identity(data), ptr, size, owner, h, hdr)
     return hdr
 
@@ -258,8 +301,7 @@ def _ready(data: np.ndarray | bytes) -> tuple[int, int, object, _Handle, Header]
     ptr, size, owner = _buffer(data)
     if last is not None and last[1] == ptr and last[2] == size:
         return ptr, size, owner, last[4], last[5]
-    h = _handle()
-    return ptr, size, owner, h, _read_header(h, ptr, size)
+    return (ptr, size, owner, *_open(ptr, size))
 
 
 def _ends(data: np.ndarray) -> bool:
@@ -285,6 +327,31 @@ def decoded_columns(x: int, w: int, mcu_w: int, full_w: int) -> tuple[int, int]:
     return x0, min(full_w, x + w + mcu_w)
 
 
+def _decompress(h: _Handle, src: int, size: int, out: np.ndarray, fmt: int, fast_idct: bool,
+                fast_upsample: bool, scale: tuple[int, int],
+                region: tuple[int, int, int, int] | None) -> int:
+    """A decode's calls on a handle that has read the header: 0, or the one that failed
+    (1 the scaling factor, 2 the region (x, y, w, h), 3 the decode; a warning or an error,
+    the handle holds its message). A handle starts with the accurate IDCT and upsampling,
+    unscaled and uncropped: only other settings are made (each call costs about as much
+    as a 10-pixel decode)."""
+    x, y, w, hh = region or (0, 0, 0, 0)
+    compiled = _compiled()
+    if compiled is not None:
+        return compiled.decompress(_fns, h.ptr, src, size, _address(out), fmt, fast_idct,
+                                   fast_upsample, scale[0], scale[1], x, y, w, hh)
+    lib, ptr = h.lib, h.ptr
+    if fast_idct:
+        lib.tj3Set(ptr, P_FASTDCT, 1)
+    if fast_upsample:
+        lib.tj3Set(ptr, P_FASTUPSAMPLE, 1)
+    if scale[0] != scale[1] and lib.tj3SetScalingFactor(ptr, _Scale(*scale)) != 0:
+        return 1
+    if w and lib.tj3SetCroppingRegion(ptr, _Region(x, y, w, hh)) != 0:
+        return 2
+    return 3 if lib.tj3Decompress8(ptr, src, size, _address(out), 0, fmt) != 0 else 0
+
+
 def decode(data: np.ndarray | bytes, *, pixel_format: str = "RGB", scale: tuple[int, int] = (1, 1),
            roi: tuple[int, int, int, int] | None = None, fast_idct: bool = False,
            fast_upsample: bool = False, max_pixels: int = 0, transient: bool = False,
@@ -300,20 +367,10 @@ def decode(data: np.ndarray | bytes, *, pixel_format: str = "RGB", scale: tuple[
     CMYK/YCCK JPEGs decode only to ``pixel_format="CMYK"``.
     """
     src, size, owner, h, hdr = _ready(data)
-    lib, ptr = h.lib, h.ptr
     if max_pixels and hdr.height * hdr.width > max_pixels:
         raise JpegError(f"image of {hdr.height}x{hdr.width} pixels exceeds the limit of "
                         f"{max_pixels} pixels")
     fmt, channels = PIXEL_FORMATS[pixel_format]
-    # A handle starts with the accurate IDCT and upsampling, unscaled and uncropped: only
-    # other settings are made (each call costs about as much as a 10-pixel decode).
-    if fast_idct:
-        lib.tj3Set(ptr, _P_FASTDCT, 1)
-    if fast_upsample:
-        lib.tj3Set(ptr, _P_FASTUPSAMPLE, 1)
-    if scale[0] != scale[1] and lib.tj3SetScalingFactor(ptr, _Scale(*scale)) != 0:
-        raise JpegError(f"scaling factor {scale[0]}/{scale[1]} is not supported: "
-                        f"{h.error()[0]}")
     full_h, full_w = scaled(hdr.height, scale), scaled(hdr.width, scale)
     trim = None
     if roi is None or (roi[2] >= full_h and roi[3] >= full_w) or hdr.mcu[0] == 0 or \
@@ -327,14 +384,17 @@ def decode(data: np.ndarray | bytes, *, pixel_format: str = "RGB", scale: tuple[
         if y < 0 or x < 0 or wh <= 0 or ww <= 0 or y + wh > full_h or x + ww > full_w:
             raise ValueError(f"window {roi} does not fit in the {full_h}x{full_w} image")
         x0, x1 = decoded_columns(x, ww, max(1, hdr.mcu[0] * scale[0] // scale[1]), full_w)
-        region = _Region(x0, y, x1 - x0, wh)
+        region = (x0, y, x1 - x0, wh)
         out_h, out_w = wh, x1 - x0
         trim = (0, x - x0, wh, ww) if (x0, out_w) != (x, ww) else None
-    if region is not None and lib.tj3SetCroppingRegion(ptr, region) != 0:
-        raise JpegError(f"cannot decode the window {roi}: {h.error()[0]}")
     out = (np.empty if transient else buffers.empty)((out_h, out_w, channels), np.uint8)
-    rc = lib.tj3Decompress8(ptr, src, size, _address(out), 0, fmt)
-    if rc != 0:
+    failed = _decompress(h, src, size, out, fmt, fast_idct, fast_upsample, scale, region)
+    if failed == 1:
+        raise JpegError(f"scaling factor {scale[0]}/{scale[1]} is not supported: "
+                        f"{h.error()[0]}")
+    if failed == 2:
+        raise JpegError(f"cannot decode the window {roi}: {h.error()[0]}")
+    if failed:
         msg, warning = h.error()
         # A warning means libjpeg-turbo finished the image anyway. Missing data (filled
         # with gray) and undecodable entropy data (garbage blocks) stay errors; benign
