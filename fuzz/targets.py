@@ -131,8 +131,8 @@ def _jpeg_decodes_cleanly(data: bytes) -> bool:
     that stoker lets pass with a warning (a damaged later scan of a progressive JPEG,
     "didn't expect more than one scan"), decoding part of the rows can meet other damage
     than decoding them all."""
-    src, size, _owner = turbojpeg._buffer(data)
-    h, hdr = turbojpeg._open(src, size)
+    src, size, owner = turbojpeg._buffer(data)
+    h, hdr = turbojpeg._open(src, size, owner)
     fmt = "CMYK" if hdr.colorspace in ("CMYK", "YCCK") else "RGB"
     pixel_format, channels = turbojpeg.PIXEL_FORMATS[fmt]
     out = np.empty((hdr.height, hdr.width, channels), np.uint8)

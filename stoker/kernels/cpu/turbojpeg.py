@@ -33,9 +33,9 @@ P_STOPONWARNING, P_SUBSAMP, P_WIDTH, P_HEIGHT, P_COLORSPACE = 0, 4, 5, 6, 8
 P_FASTUPSAMPLE, P_FASTDCT, P_SCANLIMIT, P_LOSSLESS = 9, 10, 13, 15
 _ERR_WARNING = 0
 # The functions compiled code calls (``turbojpeg_loop.py``), by index into ``_functions()``.
-_CALLED = ("tj3Init", "tj3Set", "tj3Get", "tj3DecompressHeader", "tj3SetScalingFactor",
-           "tj3SetCroppingRegion", "tj3Decompress8")
-(FN_INIT, FN_SET, FN_GET, FN_HEADER, FN_SET_SCALE, FN_SET_REGION,
+_CALLED = ("tj3Init", "tj3Destroy", "tj3Set", "tj3Get", "tj3DecompressHeader",
+           "tj3SetScalingFactor", "tj3SetCroppingRegion", "tj3Decompress8")
+(FN_INIT, FN_DESTROY, FN_SET, FN_GET, FN_HEADER, FN_SET_SCALE, FN_SET_REGION,
  FN_DECOMPRESS) = range(len(_CALLED))
 # Whether header reads and decodes go through compiled code: None, once numba is loaded
 # (a pipeline that runs any numba kernel has it; loading it costs 0.2 s and 64 MB, which
@@ -202,15 +202,16 @@ def _compiled() -> object | None:
 
 
 class Header:
-    __slots__ = ("height", "width", "subsampling", "colorspace", "lossless")
+    __slots__ = ("height", "width", "subsampling", "colorspace", "lossless", "ends")
 
     def __init__(self, height: int, width: int, subsampling: int, colorspace: int,
-                 lossless: int):
+                 lossless: int, ends: bool | None = None):
         self.height = height
         self.width = width
         self.subsampling = subsampling  # -1: unusual; no cropped decode then
         self.colorspace = COLORSPACES[colorspace]
         self.lossless = bool(lossless)
+        self.ends = ends  # the data ends with EOI (``_ends``); None: not looked at yet
 
     @property
     def mcu(self) -> tuple[int, int]:
@@ -237,8 +238,9 @@ def _address(arr: np.ndarray) -> int:
     return arr.ctypes.data
 
 
-def _open(ptr: int, size: int) -> tuple[_Handle, Header]:
-    """A fresh handle that has read the header of the ``size`` bytes at ``ptr``."""
+def _open(ptr: int, size: int, owner: np.ndarray) -> tuple[_Handle, Header]:
+    """A fresh handle that has read the header of the ``size`` bytes at ``ptr``, which
+    are those of ``owner`` (``_buffer``)."""
     compiled = _compiled()
     if compiled is None:
         h = _handle()
@@ -248,7 +250,7 @@ def _open(ptr: int, size: int) -> tuple[_Handle, Header]:
             fields = (0, get(h.ptr, P_HEIGHT), get(h.ptr, P_WIDTH), get(h.ptr, P_SUBSAMP),
                       get(h.ptr, P_COLORSPACE), get(h.ptr, P_LOSSLESS))
     else:
-        handle, *fields = compiled.open_header(_fns, ptr, size, SCAN_LIMIT)
+        handle, *fields = compiled.open_header(_fns, owner, SCAN_LIMIT)
         if not handle:
             raise MemoryError("tj3Init failed")
         h = _Handle(library(), handle)
@@ -282,7 +284,7 @@ def header(data: np.ndarray | bytes | memoryview) -> Header:
     The handle that read it is kept, with the data, for this thread's next ``decode``: a
     probe followed by the decode of the same bytes then reads the header once."""
     ptr, size, owner = _buffer(data)
-    h, hdr = _open(ptr, size)
+    h, hdr = _open(ptr, size, owner)
     _read.last = (_identity(data), ptr, size, owner, h, hdr)
     return hdr
 
@@ -301,7 +303,7 @@ def _ready(data: np.ndarray | bytes) -> tuple[int, int, object, _Handle, Header]
     ptr, size, owner = _buffer(data)
     if last is not None and last[1] == ptr and last[2] == size:
         return ptr, size, owner, last[4], last[5]
-    return (ptr, size, owner, *_open(ptr, size))
+    return (ptr, size, owner, *_open(ptr, size, owner))
 
 
 def _ends(data: np.ndarray) -> bool:
@@ -338,8 +340,11 @@ def _decompress(h: _Handle, src: int, size: int, out: np.ndarray, fmt: int, fast
     x, y, w, hh = region or (0, 0, 0, 0)
     compiled = _compiled()
     if compiled is not None:
-        return compiled.decompress(_fns, h.ptr, src, size, _address(out), fmt, fast_idct,
-                                   fast_upsample, scale[0], scale[1], x, y, w, hh)
+        failed = compiled.decompress(_fns, h.ptr, src, size, out, fmt, fast_idct,
+                                     fast_upsample, scale[0], scale[1], x, y, w, hh)
+        if not failed:
+            h.ptr = None  # destroyed
+        return failed
     lib, ptr = h.lib, h.ptr
     if fast_idct:
         lib.tj3Set(ptr, P_FASTDCT, 1)
@@ -374,7 +379,8 @@ def decode(data: np.ndarray | bytes, *, pixel_format: str = "RGB", scale: tuple[
     full_h, full_w = scaled(hdr.height, scale), scaled(hdr.width, scale)
     trim = None
     if roi is None or (roi[2] >= full_h and roi[3] >= full_w) or hdr.mcu[0] == 0 or \
-            hdr.lossless or (roi[0] + roi[2] < full_h and not _ends(owner)):
+            hdr.lossless or (roi[0] + roi[2] < full_h and not (
+                _ends(owner) if hdr.ends is None else hdr.ends)):
         region = None
         out_h, out_w = full_h, full_w
         if roi is not None:

@@ -20,6 +20,7 @@ from numba.extending import intrinsic
 from stoker.kernels.cpu.jit import njit
 from stoker.kernels.cpu.turbojpeg import (
     FN_DECOMPRESS,
+    FN_DESTROY,
     FN_GET,
     FN_HEADER,
     FN_INIT,
@@ -63,6 +64,7 @@ def _caller(restype):
 
 _int = _caller(types.int32)
 _ptr = _caller(types.int64)
+_void = _caller(types.void)
 
 
 @njit(nogil=True, cache=True, inline="always")
@@ -71,30 +73,36 @@ def _get(fns, handle, param):  # pragma: no cover - compiled
 
 
 @njit(nogil=True, cache=True)
-def open_header(fns, data, size, scan_limit):  # pragma: no cover - compiled
-    """A fresh decompressor that has read the header of ``size`` bytes at address
-    ``data``: (handle, rc, height, width, subsampling, colorspace, lossless). handle 0:
-    tj3Init failed; rc != 0: the header could not be read (the handle is kept for its
-    message). The caller destroys the handle."""
+def open_header(fns, data, scan_limit):  # pragma: no cover - compiled
+    """A fresh decompressor that has read the header of ``data`` (1-D uint8): (handle, rc,
+    height, width, subsampling, colorspace, lossless, ends). handle 0: tj3Init failed;
+    rc != 0: the header could not be read (the handle is kept for its message). ``ends``:
+    FF D9 is among the last 16 bytes (``turbojpeg._ends``). The caller destroys the
+    handle, or ``decompress`` does."""
     handle = _ptr(fns[FN_INIT], (np.int32(INIT_DECOMPRESS),))
     if handle == 0:
-        return handle, -1, 0, 0, 0, 0, 0
+        return handle, -1, 0, 0, 0, 0, 0, False
     _int(fns[FN_SET], (handle, np.int32(P_SCANLIMIT), np.int32(scan_limit)))
-    rc = _int(fns[FN_HEADER], (handle, np.int64(data), np.int64(size)))
+    rc = _int(fns[FN_HEADER], (handle, np.int64(data.ctypes.data), np.int64(data.size)))
     if rc != 0:
-        return handle, rc, 0, 0, 0, 0, 0
+        return handle, rc, 0, 0, 0, 0, 0, False
+    ends = False
+    for i in range(max(0, data.size - 16), data.size - 1):
+        if data[i] == 0xFF and data[i + 1] == 0xD9:
+            ends = True
     return (handle, rc, _get(fns, handle, P_HEIGHT), _get(fns, handle, P_WIDTH),
             _get(fns, handle, P_SUBSAMP), _get(fns, handle, P_COLORSPACE),
-            _get(fns, handle, P_LOSSLESS))
+            _get(fns, handle, P_LOSSLESS), ends)
 
 
 @njit(nogil=True, cache=True)
 def decompress(fns, handle, data, size, out, fmt, fast_idct, fast_upsample, num, denom,
                x, y, w, h):  # pragma: no cover - compiled
-    """Decodes with a handle that has read the header into memory at address ``out``:
-    DCT-scaled by num/denom, only the region (x, y, w, h) when w > 0. Returns 0, or the
-    call that failed: 1 the scaling factor, 2 the region, 3 the decode (a warning or an
-    error; the handle holds the message)."""
+    """Decodes the ``size`` bytes at address ``data`` with a handle that has read their
+    header into ``out`` (uint8, C layout): DCT-scaled by num/denom, only the region
+    (x, y, w, h) when w > 0. Returns 0, having destroyed the handle, or the call that
+    failed: 1 the scaling factor, 2 the region, 3 the decode (a warning or an error; the
+    handle, kept, holds the message)."""
     if fast_idct:
         _int(fns[FN_SET], (handle, np.int32(P_FASTDCT), np.int32(1)))
     if fast_upsample:
@@ -105,7 +113,8 @@ def decompress(fns, handle, data, size, out, fmt, fast_idct, fast_upsample, num,
     if w > 0 and _int(fns[FN_SET_REGION], (handle, np.int64(x) | (np.int64(y) << 32),
                                            np.int64(w) | (np.int64(h) << 32))) != 0:
         return 2
-    if _int(fns[FN_DECOMPRESS], (handle, np.int64(data), np.int64(size), np.int64(out),
-                                 np.int32(0), np.int32(fmt))) != 0:
+    if _int(fns[FN_DECOMPRESS], (handle, np.int64(data), np.int64(size),
+                                 np.int64(out.ctypes.data), np.int32(0), np.int32(fmt))) != 0:
         return 3
+    _void(fns[FN_DESTROY], (handle,))
     return 0
