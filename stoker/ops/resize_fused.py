@@ -75,9 +75,15 @@ class Resampling(NamedTuple):
     mirror: bool
 
 
-def resampling_taps(in_hw: tuple[int, int], geom: R.ResizeGeometry, resampler: dict) -> R.Taps:
+def resampling_taps(in_hw: tuple[int, int], geom: R.ResizeGeometry, resampler: dict,
+                    window: tuple[int, int, int, int] | None = None,
+                    mirror: bool = False) -> R.Taps:
+    """The resize's taps; given a ``window``, that window's alone (``R.window_taps``)."""
     mn, mg = resize_ops.filters(resampler)
-    return R.resize_taps(in_hw, geom, mn, mg, resampler.get("antialias", True))
+    antialias = resampler.get("antialias", True)
+    if window is not None:
+        return R.window_taps(in_hw, geom, mn, mg, antialias, *window, mirror)
+    return R.resize_taps(in_hw, geom, mn, mg, antialias)
 
 
 class Prepared:
@@ -129,12 +135,16 @@ class Prepared:
                 geom = self._geoms[in_hw] = resize_ops.geometry(in_hw, resampler)
         else:
             geom = resize_ops.geometry(in_hw, resampler)
-        taps = resampling_taps(in_hw, geom, resampler)
         if cmn is None:
-            return Resampling(geom, taps, None, False)
+            return Resampling(geom, resampling_taps(in_hw, geom, resampler), None, False)
         mirror = bool(np.asarray(cmn["mirror"]).reshape(-1)[0])
         window = self._window(geom.out_h, geom.out_w, cmn)
-        return Resampling(geom, None if window is None else taps.window(*window, mirror),
+        if window is None:
+            return Resampling(geom, None, None, mirror)
+        if self.resampler == "random_resized_crop":  # a fractional window: taps rarely repeat
+            return Resampling(geom, resampling_taps(in_hw, geom, resampler, window, mirror),
+                              window, mirror)
+        return Resampling(geom, resampling_taps(in_hw, geom, resampler).window(*window, mirror),
                           window, mirror)
 
     def _window(self, out_h: int, out_w: int, cmn: dict) -> tuple[int, int, int, int] | None:
@@ -281,10 +291,7 @@ def _decode_scaled(data: np.ndarray, opts: dict, dec: dict, info: D.ImageInfo,
     g = plan.geom
     scaled = R.ResizeGeometry(g.out_h, g.out_w, y0 + (g.lo_y - dy) * sy, x0 + (g.lo_x - dx) * sx,
                               y0 + (g.hi_y - dy) * sy, x0 + (g.hi_x - dx) * sx)
-    taps = resampling_taps(image.shape[:2], scaled, resampler)
-    if plan.window is not None:
-        taps = taps.window(*plan.window, plan.mirror)
-    return image, taps
+    return image, resampling_taps(image.shape[:2], scaled, resampler, plan.window, plan.mirror)
 
 
 # -- schemas --------------------------------------------------------------------------------

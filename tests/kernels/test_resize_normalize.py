@@ -117,3 +117,26 @@ def test_one_call_chw_path_on_views_and_both_pass_orders(dtype):
         norm = normalize_stage(MEAN, STD, 1.0, 0.0, True, np.float32, dtype == np.uint8)
         np.testing.assert_array_equal(resample_normalized(view, taps, norm), want)
     assert orders == {True, False}
+
+
+@pytest.mark.parametrize("interp", [R.LINEAR, R.CUBIC, R.LANCZOS3, R.GAUSSIAN, R.NN])
+@pytest.mark.parametrize("antialias", [True, False])
+def test_window_taps_equal_the_windowed_whole_taps(interp, antialias):
+    # Computed for the window alone (random crops' geometries do not repeat), the taps,
+    # their spans and the pass order are those of the whole axis's taps cut to the window.
+    rng = np.random.default_rng(7)
+    for _ in range(60):
+        ih, iw = (int(v) for v in rng.integers(20, 500, 2))
+        oh, ow = (int(v) for v in rng.integers(8, 300, 2))
+        y0, x0 = rng.uniform(-3, 0.4 * ih), rng.uniform(-3, 0.4 * iw)
+        geom = R.ResizeGeometry(oh, ow, y0, x0, y0 + rng.uniform(4, ih), x0 + rng.uniform(4, iw))
+        h, w = (int(v) for v in rng.integers(1, (oh + 1, ow + 1)))
+        y, x = int(rng.integers(0, oh - h + 1)), int(rng.integers(0, ow - w + 1))
+        mirror = bool(rng.integers(2))
+        want = R.resize_taps((ih, iw), geom, interp, interp, antialias).window(y, x, h, w, mirror)
+        got = R.window_taps((ih, iw), geom, interp, interp, antialias, y, x, h, w, mirror)
+        assert got.rows_first == want.rows_first and got.nearest == want.nearest
+        for g, e in ((got.y, want.y), (got.x, want.x)):
+            assert (g.start, g.extent) == (e.start, e.extent)
+            np.testing.assert_array_equal(g.idx, e.idx)
+            np.testing.assert_array_equal(g.weights, e.weights)

@@ -43,36 +43,66 @@ def nearest_taps(out_size, lo, scale, extent, accumulate):  # pragma: no cover -
     return idx, np.ones((out_size, 1), np.float32)
 
 
+@njit(nogil=True, cache=True, inline="always")
+def _filter_row(i, start, scale, table, step, extent, idx, taps):  # pragma: no cover
+    """The taps of output pixel ``i`` into ``idx`` and ``taps`` (one row of each)."""
+    n = table.shape[0]
+    pos = np.float32(i) * scale + start
+    first = np.ceil(pos)
+    frac = np.float32(first - pos)
+    total = np.float32(0.0)
+    for k in range(idx.shape[0]):
+        x = (frac + np.float32(k)) * step
+        v = np.float32(0.0)
+        if x > -1 and x < n:
+            x0 = int(np.floor(x))
+            d = x - np.float32(x0)
+            f0 = table[x0] if x0 >= 0 else np.float32(0.0)
+            f1 = table[x0 + 1] if x0 + 1 < n else np.float32(0.0)
+            v = f0 + d * (f1 - f0)
+        taps[k] = v
+        total += v
+        idx[k] = min(max(int(first) + k, 0), extent - 1)
+    if total != 0:
+        for k in range(idx.shape[0]):
+            taps[k] /= total
+
+
 @njit(nogil=True, cache=True)
 def filter_taps(out_size, lo, scale, table, step, anchor, support, extent):  # pragma: no cover
     """Taps of a tabulated filter ``width`` source pixels wide (``step`` table samples per
     pixel, centered at ``anchor``), linearly interpolated and normalized to sum 1."""
     idx = np.empty((out_size, support), np.int32)
     taps = np.empty((out_size, support), np.float32)
-    n = table.shape[0]
     start = lo + np.float32(0.5) * scale - np.float32(0.5) - anchor
     for i in range(out_size):
-        pos = np.float32(i) * scale + start
-        first = np.ceil(pos)
-        frac = np.float32(first - pos)
-        total = np.float32(0.0)
-        for k in range(support):
-            x = (frac + np.float32(k)) * step
-            v = np.float32(0.0)
-            if x > -1 and x < n:
-                x0 = int(np.floor(x))
-                d = x - np.float32(x0)
-                f0 = table[x0] if x0 >= 0 else np.float32(0.0)
-                f1 = table[x0 + 1] if x0 + 1 < n else np.float32(0.0)
-                v = f0 + d * (f1 - f0)
-            taps[i, k] = v
-            total += v
-            src = int(first) + k
-            idx[i, k] = min(max(src, 0), extent - 1)
-        if total != 0:
-            for k in range(support):
-                taps[i, k] /= total
+        _filter_row(i, start, scale, table, step, extent, idx[i], taps[i])
     return idx, taps
+
+
+@njit(nogil=True, cache=True)
+def window_filter_taps(out_size, lo, scale, table, step, anchor, support, extent, first,
+                       count, reverse):  # pragma: no cover - compiled
+    """``filter_taps``' rows [first, first + count) only (count > 0), in reverse when
+    ``reverse``, their indices made relative to the lowest they read: (idx, taps, start,
+    extent, whole extent), the last the span of the whole axis's indices (the pass order
+    is chosen for the whole output). The spans are read at the corners, as
+    ``resize._span`` reads them."""
+    idx = np.empty((count, support), np.int32)
+    taps = np.empty((count, support), np.float32)
+    start = lo + np.float32(0.5) * scale - np.float32(0.5) - anchor
+    for r in range(count):
+        _filter_row(first + (count - 1 - r if reverse else r), start, scale, table, step,
+                    extent, idx[r], taps[r])
+    ends = np.empty((2, support), np.int32)
+    ends_taps = np.empty((2, support), np.float32)
+    _filter_row(0, start, scale, table, step, extent, ends[0], ends_taps[0])
+    _filter_row(out_size - 1, start, scale, table, step, extent, ends[1], ends_taps[1])
+    lo_i = min(idx[0, 0], idx[count - 1, 0])
+    hi_i = max(idx[0, support - 1], idx[count - 1, support - 1]) + 1
+    whole = max(ends[0, support - 1], ends[1, support - 1]) + 1 - min(ends[0, 0], ends[1, 0])
+    idx -= lo_i
+    return idx, taps, lo_i, hi_i - lo_i, whole
 
 
 _LIMITS: dict = {}

@@ -360,6 +360,33 @@ def resize_taps(shape: tuple[int, ...], geom: ResizeGeometry, min_filter: int = 
     return Taps(ty, tx, fy.kind == NN and fx.kind == NN, rows_first)
 
 
+def window_taps(shape: tuple[int, ...], geom: ResizeGeometry, min_filter: int, mag_filter: int,
+                antialias: bool, y: int, x: int, h: int, w: int, mirror: bool = False) -> Taps:
+    """``resize_taps(...).window(y, x, h, w, mirror)``, the same taps, computed for the
+    window's rows and columns alone and not remembered: for geometries that rarely come
+    back (a random crop's fractional window), where the memory would only churn (it was
+    42% of the GIL-holding time of the unfused train pipeline)."""
+    oh, ow = geom.out_h, geom.out_w
+    fy = pick_filter(min_filter, mag_filter, abs(geom.hi_y - geom.lo_y), oh, antialias)
+    fx = pick_filter(min_filter, mag_filter, abs(geom.hi_x - geom.lo_x), ow, antialias)
+    if shape[0] == 0 or shape[1] == 0 or h <= 0 or w <= 0 or NN in (fy.kind, fx.kind):
+        return resize_taps(shape, geom, min_filter, mag_filter, antialias).window(
+            y, x, h, w, mirror)
+    ty, whole_y = _window_axis(oh, geom.lo_y, geom.hi_y, fy, shape[0], y, h, False)
+    tx, whole_x = _window_axis(ow, geom.lo_x, geom.hi_x, fx, shape[1], x, w, mirror)
+    return Taps(ty, tx, False, _rows_first(whole_y, whole_x, oh, ow, fy.support, fx.support))
+
+
+def _window_axis(out_size: int, lo: float, hi: float, flt: Filter, extent: int, first: int,
+                 count: int, reverse: bool) -> tuple[AxisTaps, int]:
+    """One axis of ``window_taps``, and the extent of the whole axis's taps."""
+    idx, weights, start, span, whole = loops("resample_loops").window_filter_taps(
+        out_size, np.float32(lo), np.float32((hi - lo) / out_size), flt.table,
+        np.float32((len(flt.table) - 1) / flt.width), np.float32(flt.width * 0.5),
+        flt.support, extent, first, count, reverse)
+    return AxisTaps(idx, weights, int(start), int(span), None), int(whole)
+
+
 class _Remembered:
     """A memory of axis taps, bounded in bytes (taps of large outputs with wide filters are
     big, and sizes rarely repeat for those). When full, a random entry makes room: a
