@@ -384,6 +384,9 @@ def _window_axis(out_size: int, lo: float, hi: float, flt: Filter, extent: int, 
         out_size, np.float32(lo), np.float32((hi - lo) / out_size), flt.table,
         np.float32((len(flt.table) - 1) / flt.width), np.float32(flt.width * 0.5),
         flt.support, extent, first, count, reverse)
+    # Read-only as every AxisTaps (and so of the one type the compiled passes were made for)
+    idx.flags.writeable = False
+    weights.flags.writeable = False
     return AxisTaps(idx, weights, int(start), int(span), None), int(whole)
 
 
