@@ -32,7 +32,7 @@ INIT_DECOMPRESS = 1
 P_STOPONWARNING, P_SUBSAMP, P_WIDTH, P_HEIGHT, P_COLORSPACE = 0, 4, 5, 6, 8
 P_FASTUPSAMPLE, P_FASTDCT, P_SCANLIMIT, P_LOSSLESS = 9, 10, 13, 15
 _ERR_WARNING = 0
-# The functions compiled code calls (``turbojpeg_loop.py``), by index into ``_functions()``.
+# The functions compiled code calls (``turbojpeg_loop.py``), by index into ``_fns``.
 _CALLED = ("tj3Init", "tj3Destroy", "tj3Set", "tj3Get", "tj3DecompressHeader",
            "tj3SetScalingFactor", "tj3SetCroppingRegion", "tj3Decompress8")
 (FN_INIT, FN_DESTROY, FN_SET, FN_GET, FN_HEADER, FN_SET_SCALE, FN_SET_REGION,
