@@ -128,33 +128,29 @@ def _limits(dtype: np.dtype) -> tuple[np.float32, np.float32]:
 
 
 @njit(nogil=True, cache=True, fastmath=_FAST, inline="always")
-def _accumulate(src, rows, taps, a, acc, bias, y0=0, x0=0):  # pragma: no cover - compiled
-    """acc = the taps of output row ``a`` over rows ``y0 + rows[a]`` of ``src``, from
-    column ``x0`` on."""
-    n = acc.shape[0]
-    r0 = src[y0 + rows[a, 0]][x0:x0 + n]  # (an index x0 + j would stop vectorizing)
+def _accumulate(src, rows, taps, a, acc, bias):  # pragma: no cover - compiled
+    r0 = src[rows[a, 0]]
     t0 = taps[a, 0]
     if bias != 0:
-        for j in range(n):
+        for j in range(acc.shape[0]):
             acc[j] = t0 * np.float32(r0[j]) + bias
     else:
-        for j in range(n):
+        for j in range(acc.shape[0]):
             acc[j] = t0 * np.float32(r0[j])
     for k in range(1, rows.shape[1]):
-        row = src[y0 + rows[a, k]][x0:x0 + n]
+        row = src[rows[a, k]]
         t = taps[a, k]
-        for j in range(n):
+        for j in range(acc.shape[0]):
             acc[j] += t * np.float32(row[j])
 
 
 @njit(nogil=True, cache=True, fastmath=_FAST)
-def _rows_to_planes(src, rows, taps, dst, y0=0, x0=0):  # pragma: no cover - compiled
-    """The first pass: interleaved rows (A, B * C) in (read from row ``y0`` and item
-    ``x0`` of each row on), float32 channel planes (C, A', B) out."""
+def _rows_to_planes(src, rows, taps, dst):  # pragma: no cover - compiled
+    """The first pass: interleaved rows (A, B * C) in, float32 channel planes (C, A', B) out."""
     c, nb = dst.shape[0], dst.shape[2]
     acc = np.empty(nb * c, np.float32)
     for a in range(rows.shape[0]):
-        _accumulate(src, rows, taps, a, acc, np.float32(0.0), y0, x0)
+        _accumulate(src, rows, taps, a, acc, np.float32(0.0))
         if c == 3:  # a constant stride lets the compiler de-interleave with vector shuffles
             o0, o1, o2 = dst[0, a], dst[1, a], dst[2, a]
             for b in range(nb):
@@ -375,16 +371,16 @@ def transpose_planes(src, dst):  # pragma: no cover - compiled
 
 
 @njit(nogil=True, cache=True)
-def resample_normalized_chw(src, y0, x0, rows1, taps1, tmp, tmp_t, rows2, taps2, planes_t,
-                            out, mean, inv_std, shift, quantize):  # pragma: no cover
+def resample_normalized_chw(src, rows1, taps1, tmp, tmp_t, rows2, taps2, planes_t, out, mean,
+                            inv_std, shift, quantize):  # pragma: no cover - compiled
     """Both passes of ``resize.two_passes`` and ``resample_planes_normalized``'s output
-    stage, into float32 CHW ``out`` (C, h, w). ``src`` (H, W, C) has rows each one block
-    of memory; the first pass filters its rows ``y0 + rows1`` from column ``x0`` on into
-    ``tmp`` (C, A', B), transposed into ``tmp_t``; the second filters those along their
-    first axis: into ``out`` when ``planes_t`` is empty (the source was transposed, so the
-    first pass made output columns), else into ``planes_t`` (C, w, h), transposed into
-    ``out``. Scratch ``tmp``, ``tmp_t`` and ``planes_t`` are float32 and C layout."""
-    _rows_to_planes(_row_span(src), rows1, taps1, tmp, y0, x0 * src.shape[2])
+    stage, into float32 CHW ``out`` (C, h, w). ``src`` (``resize.first_pass_source``; its
+    rows each one block of memory, in order) is filtered along its rows by ``rows1`` into
+    ``tmp`` (C, A', B), transposed into ``tmp_t``; the second pass filters those along
+    their first axis: into ``out`` when ``planes_t`` is empty (the source was transposed,
+    so the first pass made output columns), else into ``planes_t`` (C, w, h), transposed
+    into ``out``. Scratch ``tmp``, ``tmp_t`` and ``planes_t`` are float32 and C layout."""
+    _rows_to_planes(_row_span(src), rows1, taps1, tmp)
     transpose_planes(tmp, tmp_t)
     if planes_t.size == 0:
         _planes_normalized(tmp_t, rows2, taps2, mean, inv_std, shift, quantize, out)

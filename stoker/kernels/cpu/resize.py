@@ -243,12 +243,18 @@ def axis_taps(out_size: int, lo: float, hi: float, flt: Filter, in_extent: int,
     """
     L = loops("resample_loops")
 
-    scale = np.float32((hi - lo) / out_size)
     if flt.kind == NN:
-        return L.nearest_taps(out_size, np.float32(lo), scale, in_extent, accumulate)
-    return L.filter_taps(out_size, np.float32(lo), scale, flt.table,
-                         np.float32((len(flt.table) - 1) / flt.width),
-                         np.float32(flt.width * 0.5), flt.support, in_extent)
+        return L.nearest_taps(out_size, np.float32(lo), np.float32((hi - lo) / out_size),
+                              in_extent, accumulate)
+    return L.filter_taps(*_filter_args(out_size, lo, hi, flt), in_extent)
+
+
+def _filter_args(out_size: int, lo: float, hi: float, flt: Filter) -> tuple:
+    """The leading arguments of ``filter_taps`` and ``window_filter_taps`` (out_size, lo,
+    scale, table, step, anchor, support), in the float32 the taps are computed in."""
+    return (out_size, np.float32(lo), np.float32((hi - lo) / out_size), flt.table,
+            np.float32((len(flt.table) - 1) / flt.width), np.float32(flt.width * 0.5),
+            flt.support)
 
 
 # -- the resampling driver -------------------------------------------------------------------
@@ -352,12 +358,20 @@ def resize_taps(shape: tuple[int, ...], geom: ResizeGeometry, min_filter: int = 
     if h == 0 or w == 0:
         raise ValueError("cannot produce a non-empty output from an empty input")
     oh, ow = geom.out_h, geom.out_w
-    fy = pick_filter(min_filter, mag_filter, abs(geom.hi_y - geom.lo_y), oh, antialias)
-    fx = pick_filter(min_filter, mag_filter, abs(geom.hi_x - geom.lo_x), ow, antialias)
+    fy, fx = _filters(geom, min_filter, mag_filter, antialias)
     ty = _axis(oh, geom.lo_y, geom.hi_y, fy.kind, fy.width, h, True)
     tx = _axis(ow, geom.lo_x, geom.hi_x, fx.kind, fx.width, w, False)
     rows_first = _rows_first(ty.extent, tx.extent, oh, ow, ty.idx.shape[1], tx.idx.shape[1])
     return Taps(ty, tx, fy.kind == NN and fx.kind == NN, rows_first)
+
+
+def _filters(geom: ResizeGeometry, min_filter: int, mag_filter: int,
+             antialias: bool) -> tuple[Filter, Filter]:
+    """The filters of the rows and of the columns (``pick_filter``)."""
+    return (pick_filter(min_filter, mag_filter, abs(geom.hi_y - geom.lo_y), geom.out_h,
+                        antialias),
+            pick_filter(min_filter, mag_filter, abs(geom.hi_x - geom.lo_x), geom.out_w,
+                        antialias))
 
 
 def window_taps(shape: tuple[int, ...], geom: ResizeGeometry, min_filter: int, mag_filter: int,
@@ -367,8 +381,7 @@ def window_taps(shape: tuple[int, ...], geom: ResizeGeometry, min_filter: int, m
     back (a random crop's fractional window), where the memory would only churn (it was
     42% of the GIL-holding time of the unfused train pipeline)."""
     oh, ow = geom.out_h, geom.out_w
-    fy = pick_filter(min_filter, mag_filter, abs(geom.hi_y - geom.lo_y), oh, antialias)
-    fx = pick_filter(min_filter, mag_filter, abs(geom.hi_x - geom.lo_x), ow, antialias)
+    fy, fx = _filters(geom, min_filter, mag_filter, antialias)
     if shape[0] == 0 or shape[1] == 0 or h <= 0 or w <= 0 or NN in (fy.kind, fx.kind):
         return resize_taps(shape, geom, min_filter, mag_filter, antialias).window(
             y, x, h, w, mirror)
@@ -381,9 +394,7 @@ def _window_axis(out_size: int, lo: float, hi: float, flt: Filter, extent: int, 
                  count: int, reverse: bool) -> tuple[AxisTaps, int]:
     """One axis of ``window_taps``, and the extent of the whole axis's taps."""
     idx, weights, start, span, whole = loops("resample_loops").window_filter_taps(
-        out_size, np.float32(lo), np.float32((hi - lo) / out_size), flt.table,
-        np.float32((len(flt.table) - 1) / flt.width), np.float32(flt.width * 0.5),
-        flt.support, extent, first, count, reverse)
+        *_filter_args(out_size, lo, hi, flt), extent, first, count, reverse)
     # Read-only as every AxisTaps (and so of the one type the compiled passes were made for)
     idx.flags.writeable = False
     weights.flags.writeable = False
@@ -499,23 +510,27 @@ def two_passes(image: np.ndarray, taps: Taps, last_pass: Any) -> Any:
     source region the taps reach is read (a crop window's, for ROI resizes)."""
     resample_to_planes = loops("resample_loops").resample_to_planes
 
+    src, first, second = first_pass_source(image, taps)
+    c, a, b = image.shape[2], len(first.idx), second.extent
+    tmp = scratch(0, (c, a, b), np.float32)
+    resample_to_planes(src, first.idx, first.weights, tmp)
+    return last_pass(transpose_planes(tmp, scratch(1, (c, b, a), np.float32)), second.idx,
+                     second.weights, taps.rows_first)
+
+
+def first_pass_source(image: np.ndarray, taps: Taps) -> tuple[np.ndarray, AxisTaps, AxisTaps]:
+    """(source, first axis, second axis) of ``two_passes``: the first pass filters the
+    source's rows with the first axis's taps. The source is the region the taps read,
+    transposed when columns go first (``taps.rows_first`` False); its rows are each one
+    block of memory, in order (a region that is not is copied, into scratch slot 3)."""
     ty, tx = taps.y, taps.x
-    c = image.shape[2]
-    oh, ow = len(ty.idx), len(tx.idx)
-    rh, rw = ty.extent, tx.extent
-    region = image[ty.start:ty.start + rh, tx.start:tx.start + rw]
-    if taps.rows_first:
-        tmp = scratch(0, (c, oh, rw), np.float32)
-        src = region if rows_contiguous(region) else \
-            _copy_into(region, scratch(3, region.shape, region.dtype))
-        resample_to_planes(src, ty.idx, ty.weights, tmp)
-        return last_pass(transpose_planes(tmp, scratch(1, (c, rw, oh), np.float32)), tx.idx,
-                         tx.weights, True)
-    src_t = transpose_hw(region, scratch(3, (rw, rh, c), image.dtype))
-    tmp = scratch(0, (c, ow, rh), np.float32)
-    resample_to_planes(src_t, tx.idx, tx.weights, tmp)
-    return last_pass(transpose_planes(tmp, scratch(1, (c, rh, ow), np.float32)), ty.idx,
-                     ty.weights, False)
+    region = image[ty.start:ty.start + ty.extent, tx.start:tx.start + tx.extent]
+    if not taps.rows_first:
+        return (transpose_hw(region, scratch(3, (tx.extent, ty.extent, image.shape[2]),
+                                             image.dtype)), tx, ty)
+    if not rows_contiguous(region) or region.strides[0] < region.shape[1] * region.strides[1]:
+        region = _copy_into(region, scratch(3, region.shape, region.dtype))
+    return region, ty, tx
 
 
 def _copy_into(src: np.ndarray, dst: np.ndarray) -> np.ndarray:

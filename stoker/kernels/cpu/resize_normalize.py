@@ -27,14 +27,12 @@ from stoker.kernels.cpu import crop as crop_kernels
 from stoker.kernels.cpu.compiled import loops
 from stoker.kernels.cpu.resize import (
     Taps,
-    _copy_into,
+    first_pass_source,
     gather_pixels,
     scratch,
-    transpose_hw,
     two_passes,
     untranspose_planes,
 )
-from stoker.kernels.cpu.tensor import rows_contiguous
 
 
 class Normalize(NamedTuple):
@@ -112,24 +110,12 @@ def _resample_chw(image: np.ndarray, taps: Taps, norm: Normalize, out: np.ndarra
     """``two_passes`` with the normalizing last pass into float32 CHW ``out``, as one
     native call (``resample_loops.resample_normalized_chw``); the same passes in the same
     order, so the same values."""
-    ty, tx = taps.y, taps.x
-    c = image.shape[2]
+    src, first, second = first_pass_source(image, taps)
+    c, a, b = image.shape[2], len(first.idx), second.extent
     h, w = taps.shape
-    if taps.rows_first:
-        src, y0, x0 = image, ty.start, tx.start
-        if not rows_contiguous(image) or image.strides[0] < image.shape[1] * image.strides[1]:
-            region = image[ty.start:ty.start + ty.extent, tx.start:tx.start + tx.extent]
-            src, y0, x0 = _copy_into(region, scratch(3, region.shape, region.dtype)), 0, 0
-        first, second, a, b = ty, tx, h, tx.extent
-        planes_t = scratch(2, (c, w, h), np.float32)
-    else:  # columns first: from the transposed source
-        region = image[ty.start:ty.start + ty.extent, tx.start:tx.start + tx.extent]
-        src, y0, x0 = transpose_hw(region, scratch(3, region.shape[1::-1] + (c,),
-                                                   image.dtype)), 0, 0
-        first, second, a, b = tx, ty, w, ty.extent
-        planes_t = _NO_PLANES
+    planes_t = scratch(2, (c, w, h), np.float32) if taps.rows_first else _NO_PLANES
     loops("resample_loops").resample_normalized_chw(
-        src, y0, x0, first.idx, first.weights, scratch(0, (c, a, b), np.float32),
+        src, first.idx, first.weights, scratch(0, (c, a, b), np.float32),
         scratch(1, (c, b, a), np.float32), second.idx, second.weights, planes_t, out,
         norm.mean, norm.inv_std, np.float32(norm.shift), norm.quantize)
 
