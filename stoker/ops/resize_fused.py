@@ -25,15 +25,19 @@ on whether fusion applied.
 
 from __future__ import annotations
 
+import threading
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from stoker import types
 from stoker.errors import ArgumentError
+from stoker.kernels.cpu import buffers, turbojpeg
 from stoker.kernels.cpu import crop as crop_kernels
 from stoker.kernels.cpu import decode as D
 from stoker.kernels.cpu import resize as R
+from stoker.kernels.cpu.compiled import loops
+from stoker.kernels.cpu.crop_window import window_stream
 from stoker.kernels.cpu.resize_normalize import Normalize, normalize_stage, resample_normalized
 from stoker.ops import decoders
 from stoker.ops import resize as resize_ops
@@ -50,6 +54,9 @@ _cmn_sample = sample_kernel(cmn_batch)
 # Decode JPEGs at a DCT scale where decode -> resize shrinks the region 2x or more (the
 # only inexact part of these operators; tests switch it off to compare bit for bit).
 DCT_SCALING = True
+# Run the ResNet-50 train chains' JPEGs through one compiled call (``_Lane``); tests
+# switch it off to compare it with the Python driver.
+LANE = True
 
 
 def resolved_args(name: str, **given: Any) -> dict:
@@ -108,6 +115,13 @@ class Prepared:
         self._norms: dict = {}
         self._windows: dict = {}
         self._geoms: dict = {}
+        self._lane: Any = self  # (self: not worked out yet)
+
+    def lane(self) -> _Lane | None:
+        """The compiled call that does this operator's JPEGs, where it covers them."""
+        if self._lane is self:
+            self._lane = _Lane.make(self) if LANE else None
+        return self._lane
 
     def stage(self, args: dict, name: str) -> dict | None:
         """The stage's arguments with this sample's per-sample values."""
@@ -137,7 +151,7 @@ class Prepared:
             geom = resize_ops.geometry(in_hw, resampler)
         if cmn is None:
             return Resampling(geom, resampling_taps(in_hw, geom, resampler), None, False)
-        mirror = bool(np.asarray(cmn["mirror"]).reshape(-1)[0])
+        mirror = _mirrored(cmn["mirror"])
         window = self._window(geom.out_h, geom.out_w, cmn)
         if window is None:
             return Resampling(geom, None, None, mirror)
@@ -244,9 +258,110 @@ def resize_normalize_kernel(ins: list, args: dict, ctx: Any) -> np.ndarray:
 # -- _decode_resize -------------------------------------------------------------------------
 
 
+class _Lane:
+    """``decode_resize_loop.decode_resize_chw`` for one operator: the train chains
+    (decoders.image_random_crop -> fixed-size resize, or decoders.image ->
+    random_resized_crop; then crop_mirror_normalize to float32 CHW) with their constant
+    arguments packed once. For each JPEG the driver below would do in about 200 us of
+    Python under the GIL, one call; it hands back (None) what it does not cover."""
+
+    def __init__(self, ints: np.ndarray, floats: np.ndarray, tables: tuple, norm: Any,
+                 out_shape: tuple[int, int, int], mirror_key: str | None, mirror: bool):
+        self.ints, self.floats, self.tables, self.norm = ints, floats, tables, norm
+        self.out_shape, self.mirror_key, self.mirror = out_shape, mirror_key, mirror
+        self.call = loops("decode_resize_loop").decode_resize_chw
+        self.fns = turbojpeg._fns
+        self.scratch = threading.local()  # (u8, f32): grown as images need
+
+    @staticmethod
+    def make(prep: Prepared) -> _Lane | None:
+        L = loops("decode_resize_loop")
+        dec, cmn = prep.base["decode"], prep.base["normalize"]
+        if dec is None or cmn is None or prep.keys["decode"] or prep.keys[prep.resampler] or \
+                not prep.constant_norm or not prep.constant_window or \
+                set(prep.keys["normalize"]) - {"mirror"} or cmn["pad_output"] or \
+                prep.out_dtype != np.float32 or prep.decode_options["output_type"] != "RGB" or \
+                np.dtype(prep.decode_options["dtype"]) != np.uint8 or \
+                turbojpeg.COMPILED is False:
+            return None
+        resampler = prep.base[prep.resampler]
+        if dec["kind"] == "decoders.image_random_crop" and prep.fixed_size is not None:
+            draw, (oh, ow), rand = L.DRAW_DECODER, prep.fixed_size, dec
+        elif dec["kind"] == "decoders.image" and prep.resampler == "random_resized_crop":
+            size = resampler["size"]
+            draw, oh, ow, rand = L.DRAW_RESIZE, int(size[0]), int(size[-1]), resampler
+        else:
+            return None
+        resized = resize_ops.out_dtype(np.dtype(np.uint8), resampler)
+        mn, mg = resize_ops.filters(resampler)
+        window = prep._window(oh, ow, cmn)
+        if resized not in _FAST_TYPES or R.NN in (mn, mg) or window is None:
+            return None
+        norm = prep.normalize(cmn, 3, resized)
+        if norm.table is not None or not norm.channels_first or norm.dtype != np.float32:
+            return None
+        try:
+            turbojpeg._compiled()  # (the addresses of the functions the call makes)
+        except ImportError:
+            return None
+        ints = np.zeros(L.N_INTS, np.int64)
+        ints[[L.I_SCAN_LIMIT, L.I_MAX_PIXELS, L.I_ORIENT, L.I_DRAW, L.I_ATTEMPTS]] = (
+            turbojpeg.SCAN_LIMIT, D.MAX_PIXELS, prep.decode_options["adjust_orientation"],
+            draw, rand["num_attempts"])
+        ints[[L.I_OUT_H, L.I_OUT_W, L.I_CROP_Y, L.I_CROP_X, L.I_CROP_H, L.I_CROP_W]] = (
+            oh, ow, *window)
+        ints[[L.I_FAST_IDCT, L.I_DCT_SCALING, L.I_ANTIALIAS, L.I_QUANTIZE]] = (
+            dec["use_fast_idct"], DCT_SCALING and draw == L.DRAW_DECODER,
+            resampler.get("antialias", True), resized == np.uint8)
+        floats = np.zeros(L.N_FLOATS, np.float64)
+        floats[[L.F_AREA_LO, L.F_AREA_HI, L.F_RATIO_LO, L.F_RATIO_HI]] = (
+            *rand["random_area"], *rand["random_aspect_ratio"])
+        kinds = [R.TRIANGULAR if k == R.LINEAR else k for k in (mn, mg)]
+        floats[[L.F_MIN_WIDTH, L.F_MAG_WIDTH, L.F_SHIFT]] = (
+            R.BASE_WIDTH[mn], R.BASE_WIDTH[mg], norm.shift)
+        mirror_key = "normalize:mirror" if "mirror" in prep.keys["normalize"] else None
+        return _Lane(ints, floats, tuple(R.filter_table(k) for k in kinds), norm,
+                     (3, window[2], window[3]), mirror_key,
+                     mirror_key is None and _mirrored(cmn.get("mirror", False)))
+
+    def run(self, data: Any, args: dict, ctx: Any) -> np.ndarray | None:
+        if type(data) is not np.ndarray or data.dtype != np.uint8 or data.ndim != 1 or \
+                not data.flags.c_contiguous:
+            return None
+        mirror = self.mirror if self.mirror_key is None else _mirrored(args[self.mirror_key])
+        out = buffers.empty(self.out_shape, np.float32)
+        norm = self.norm
+        try:
+            u8, f32 = self.scratch.arrays
+        except AttributeError:
+            u8, f32 = np.empty(0, np.uint8), np.empty(0, np.float32)
+        while True:
+            status, need_u8, need_f32 = self.call(
+                data, self.fns, self.ints, self.floats, *self.tables,
+                *window_stream(ctx.seed, ctx.index), mirror, norm.mean, norm.inv_std, out, u8,
+                f32)
+            if status != _SMALL:
+                return None if status else out
+            u8 = u8 if need_u8 <= u8.size else np.empty(need_u8 * 5 // 4, np.uint8)
+            f32 = f32 if need_f32 <= f32.size else np.empty(need_f32 * 5 // 4, np.float32)
+            self.scratch.arrays = u8, f32
+
+
+_SMALL = 2  # (decode_resize_loop.SMALL, without importing numba)
+
+
+def _mirrored(value: Any) -> bool:
+    return bool(np.asarray(value).reshape(-1)[0])
+
+
 def decode_resize_kernel(ins: list, args: dict, ctx: Any) -> np.ndarray:
     data = ins[0]
     prep = args["_prepared"]
+    lane = prep.lane()
+    if lane is not None:
+        out = lane.run(data, args, ctx)
+        if out is not None:
+            return out
     dec = prep.base["decode"]
     opts = prep.decode_options
     info = D.probe(data)

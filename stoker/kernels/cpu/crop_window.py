@@ -41,8 +41,12 @@ def random_crop_window(seed: int, index: int, h: int, w: int, area: list[float],
     """
     window_loop = loops("crop_window_loop").window_loop
 
-    y, x, ch, cw = window_loop(np.uint64((seed ^ STREAM_SALT) & 0xFFFFFFFFFFFFFFFF),
-                               np.uint64(index & 0xFFFFFFFFFFFFFFFF), int(h), int(w),
-                               float(area[0]), float(area[1]), float(ratio[0]),
-                               float(ratio[1]), int(attempts))
+    y, x, ch, cw = window_loop(*window_stream(seed, index), int(h), int(w), float(area[0]),
+                               float(area[1]), float(ratio[0]), float(ratio[1]), int(attempts))
     return int(y), int(x), int(ch), int(cw)
+
+
+def window_stream(seed: int, index: int) -> tuple[np.uint64, np.uint64]:
+    """The (salted seed, index) arguments of ``crop_window_loop.window_loop``."""
+    return np.uint64((seed ^ STREAM_SALT) & 0xFFFFFFFFFFFFFFFF), \
+        np.uint64(index & 0xFFFFFFFFFFFFFFFF)

@@ -189,7 +189,7 @@ class Filter(NamedTuple):
 
 
 @functools.lru_cache(maxsize=8)
-def _table(kind: int) -> np.ndarray:
+def filter_table(kind: int) -> np.ndarray:
     if kind in (LINEAR, TRIANGULAR):
         t = np.array([0.0, 1.0, 0.0])
     elif kind == GAUSSIAN:
@@ -210,7 +210,7 @@ def _table(kind: int) -> np.ndarray:
 
 
 # Width in source pixels of each filter at scale 1 (DALI's supports).
-_BASE_WIDTH = {LINEAR: 2.0, TRIANGULAR: 2.0, GAUSSIAN: 2.0, CUBIC: 4.0, LANCZOS3: 6.0}
+BASE_WIDTH = {LINEAR: 2.0, TRIANGULAR: 2.0, GAUSSIAN: 2.0, CUBIC: 4.0, LANCZOS3: 6.0}
 
 
 def pick_filter(min_filter: int, mag_filter: int, in_extent: float, out_extent: int,
@@ -223,13 +223,13 @@ def pick_filter(min_filter: int, mag_filter: int, in_extent: float, out_extent: 
     kind = int(min_filter) if out_extent < in_extent else int(mag_filter)
     if kind == NN:
         return Filter(NN, np.ones(1, np.float32), 1.0)
-    if kind not in _BASE_WIDTH:
+    if kind not in BASE_WIDTH:
         raise ValueError(f"unknown interpolation type {kind}")
-    width = _BASE_WIDTH[kind]
+    width = BASE_WIDTH[kind]
     if antialias and out_extent and in_extent > out_extent:
         width *= in_extent / out_extent
     table_kind = TRIANGULAR if kind == LINEAR else kind
-    return Filter(table_kind, _table(table_kind), max(1.0, width))
+    return Filter(table_kind, filter_table(table_kind), max(1.0, width))
 
 
 def axis_taps(out_size: int, lo: float, hi: float, flt: Filter, in_extent: int,
@@ -452,7 +452,7 @@ def _axis(out_size: int, lo: float, hi: float, kind: int, width: float, extent: 
     key = (out_size, lo, hi, kind, width, extent, accumulate)
 
     def make() -> AxisTaps:
-        table = np.ones(1, np.float32) if kind == NN else _table(kind)
+        table = np.ones(1, np.float32) if kind == NN else filter_table(kind)
         idx, weights = axis_taps(out_size, lo, hi, Filter(kind, table, width), extent,
                                  accumulate)
         return _relative(idx, weights, key)

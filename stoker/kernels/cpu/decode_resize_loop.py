@@ -1,0 +1,225 @@
+"""The ResNet-50 train chain's fused kernel for one JPEG as one compiled call (numba, GIL
+released): header, random window, resize taps, region decode, resample and normalize.
+
+``ops/resize_fused.py`` runs the same steps as a Python driver around compiled calls
+(``decode.probe``, ``crop_window``, ``resize.window_taps``, ``decode.decode``,
+``resize_normalize``). That driver holds the GIL for about 200 us per image, which the
+executor's threads take in turn: a sixth of the train pipeline's time at two threads.
+Here the same kernels run in the same order, so the output is the driver's bit for bit;
+what the call does not cover it hands back (``FALLBACK``) before it has written
+anything, and the driver does the image (and raises its errors): data that is not a
+JPEG, a header libjpeg-turbo refuses, an Exif orientation to apply, CMYK, lossless or
+unusual sampling, data without its end marker, a window the driver would decode at a DCT
+scale, and any decode failure or warning.
+
+Arguments: the encoded bytes (1-D uint8), ``fns`` (``turbojpeg._fns``), the operator's
+constants packed once (``ints``, ``floats`` indexed by the I_ and F_ names below; the
+filter tables of the shrinking and the magnifying filter), the sample's salted window
+seed and index, whether it is mirrored, crop_mirror_normalize's mean and 1/std, and the
+float32 (C, h, w) output.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from stoker.kernels.cpu.crop_window_loop import window_loop
+from stoker.kernels.cpu.jit import njit
+from stoker.kernels.cpu.resample_loops import (
+    resample_normalized_chw,
+    transpose_rgb,
+    window_filter_taps,
+)
+from stoker.kernels.cpu.turbojpeg import _MCU, FN_DESTROY, PIXEL_FORMATS
+from stoker.kernels.cpu.turbojpeg_loop import _void, decompress, open_header
+
+DONE, FALLBACK, SMALL = 0, 1, 2
+
+# ints
+I_SCAN_LIMIT, I_MAX_PIXELS, I_ORIENT, I_DRAW, I_ATTEMPTS = 0, 1, 2, 3, 4
+I_OUT_H, I_OUT_W, I_CROP_Y, I_CROP_X, I_CROP_H, I_CROP_W = 5, 6, 7, 8, 9, 10
+I_FAST_IDCT, I_DCT_SCALING, I_ANTIALIAS, I_QUANTIZE, N_INTS = 11, 12, 13, 14, 15
+# floats
+F_AREA_LO, F_AREA_HI, F_RATIO_LO, F_RATIO_HI, F_MIN_WIDTH, F_MAG_WIDTH, F_SHIFT, N_FLOATS = \
+    range(8)
+# I_DRAW: the window drawn is the decoder's (decoders.image_random_crop, then a resize
+# of the whole window to the output size), or random_resized_crop's on the whole image.
+DRAW_DECODER, DRAW_RESIZE = 1, 2
+
+_RGB = PIXEL_FORMATS["RGB"][0]
+_COLOR = (0, 1, 2)  # RGB, YCbCr, GRAY: libjpeg-turbo converts them to RGB itself
+_MCU_W = tuple(_MCU[k][0] for k in range(len(_MCU)))
+
+
+@njit(nogil=True, cache=True)
+def decode_resize_chw(data, fns, ints, floats, min_table, mag_table, seed, index, mirror,
+                      mean, inv_std, out, u8, f32):  # pragma: no cover - compiled
+    """(status, u8 size, f32 size): DONE with ``out`` written; FALLBACK with nothing done
+    (see the module's text); SMALL: the scratch ``u8`` and ``f32`` (1-D uint8 and float32,
+    reused from image to image: fresh memory of this size page-faults) must be at least
+    the sizes given for this image."""
+    n = data.size
+    if n < 3 or data[0] != 0xFF or data[1] != 0xD8 or data[2] != 0xFF:
+        return FALLBACK, 0, 0
+    handle, rc, h, w, subsamp, cs, lossless, ends = open_header(fns, data, ints[I_SCAN_LIMIT])
+    if handle == 0:
+        return FALLBACK, 0, 0
+    if rc != 0 or h < 1 or w < 1 or h * w > ints[I_MAX_PIXELS] or lossless or not ends or \
+            cs not in _COLOR or subsamp < 0 or subsamp >= len(_MCU_W) or \
+            (ints[I_ORIENT] and jpeg_orientation(data) != 1):
+        _void(fns[FN_DESTROY], (handle,))
+        return FALLBACK, 0, 0
+    # the window, and the resize geometry in the coordinates of the image it resizes
+    y, x, ch, cw = window_loop(seed, index, h, w, floats[F_AREA_LO], floats[F_AREA_HI],
+                               floats[F_RATIO_LO], floats[F_RATIO_HI], ints[I_ATTEMPTS])
+    oh, ow = ints[I_OUT_H], ints[I_OUT_W]
+    if ints[I_DRAW] == DRAW_DECODER:
+        wy, wx, in_h, in_w = y, x, ch, cw
+        lo_y, lo_x, hi_y, hi_x = 0.0, 0.0, float(ch), float(cw)
+    else:
+        wy, wx, in_h, in_w = 0, 0, h, w
+        lo_y, lo_x, hi_y, hi_x = float(y), float(x), float(y + ch), float(x + cw)
+    ty, wty, sy, ry, whole_y, sup_y = _axis(oh, lo_y, hi_y, in_h, ints, floats, min_table,
+                                            mag_table, ints[I_CROP_Y], ints[I_CROP_H], False)
+    tx, wtx, sx, rx, whole_x, sup_x = _axis(ow, lo_x, hi_x, in_w, ints, floats, min_table,
+                                            mag_table, ints[I_CROP_X], ints[I_CROP_W], mirror)
+    if ints[I_DCT_SCALING] and ry // 2 >= ints[I_CROP_H] and rx // 2 >= ints[I_CROP_W]:
+        _void(fns[FN_DESTROY], (handle,))  # (the driver decodes it at a DCT scale)
+        return FALLBACK, 0, 0
+    # the source region, decoded as turbojpeg.decode decodes it: whole, or rows [y, y + ry)
+    # of columns [x0, x1) (an iMCU of margin each side), the window cut from them
+    rows_first = _rows_first(whole_y, whole_x, oh, ow, sup_y, sup_x)
+    y, x = wy + sy, wx + sx
+    whole = ry >= h and rx >= w
+    if whole:
+        x0, x1 = 0, w
+    else:
+        mcu_w = max(1, _MCU_W[subsamp])
+        x0 = max(0, (x - 1) // mcu_w * mcu_w) if x > 0 else 0
+        x1 = min(w, x + rx + mcu_w)
+    pitch = (x1 - x0) * 3
+    at_t = _aligned(ry * pitch + 32)  # (room for transpose_rgb's reads)
+    a, b = (ints[I_CROP_H], rx) if rows_first else (ints[I_CROP_W], ry)
+    at_tmp_t = _aligned(3 * a * b)
+    at_planes = at_tmp_t + _aligned(3 * a * b)
+    planes = 3 * ints[I_CROP_W] * ints[I_CROP_H] if rows_first else 0
+    need_u8, need_f32 = at_t + rx * (ry + 3) * 3, at_planes + planes
+    if need_u8 > u8.size or need_f32 > f32.size:
+        _void(fns[FN_DESTROY], (handle,))
+        return SMALL, need_u8, need_f32
+    buf = u8[:ry * pitch]
+    if decompress(fns, handle, data.ctypes.data, n, buf, _RGB, ints[I_FAST_IDCT] != 0, False,
+                  1, 1, x0, y, 0 if whole else x1 - x0, ry) != 0:
+        _void(fns[FN_DESTROY], (handle,))
+        return FALLBACK, 0, 0
+    rows = buf.reshape(ry, pitch)[:, (x - x0) * 3:(x - x0 + rx) * 3]
+    # resize.first_pass_source's source, then _resample_chw's one call
+    if rows_first:
+        src = buf.reshape(ry, x1 - x0, 3)[:, x - x0:x - x0 + rx]
+        first, wfirst, second, wsecond = ty, wty, tx, wtx
+    else:
+        t = u8[at_t:at_t + rx * (ry + 3) * 3].reshape(rx, ry + 3, 3)  # (room after rows)
+        transpose_rgb(rows, t.reshape(rx, (ry + 3) * 3)[:, :ry * 3])
+        src = t[:, :ry]
+        first, wfirst, second, wsecond = tx, wtx, ty, wty
+    resample_normalized_chw(src, first, wfirst, f32[:3 * a * b].reshape(3, a, b),
+                            f32[at_tmp_t:at_tmp_t + 3 * a * b].reshape(3, b, a), second,
+                            wsecond, f32[at_planes:at_planes + planes].reshape(
+                                3, ints[I_CROP_W] if rows_first else 0,
+                                ints[I_CROP_H] if rows_first else 0), out,
+                            mean, inv_std, np.float32(floats[F_SHIFT]), ints[I_QUANTIZE] != 0)
+    return DONE, 0, 0
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _aligned(n):  # pragma: no cover - compiled
+    return (n + 15) // 16 * 16  # (64 bytes of float32)
+
+
+@njit(nogil=True, cache=True)
+def _axis(out_size, lo, hi, extent, ints, floats, min_table, mag_table, first, count,
+          reverse):  # pragma: no cover - compiled
+    """``resize.window_taps``' taps of one axis, the filter as ``resize.pick_filter``
+    picks it: (idx, weights, start, span, whole span, support)."""
+    in_extent = abs(hi - lo)
+    if out_size < in_extent:
+        table, width = min_table, floats[F_MIN_WIDTH]
+        if ints[I_ANTIALIAS] and out_size:
+            width *= in_extent / out_size
+    else:
+        table, width = mag_table, floats[F_MAG_WIDTH]
+    width = max(1.0, width)
+    support = max(1, math.ceil(width - 1e-6))
+    idx, weights, start, span, whole = window_filter_taps(
+        out_size, np.float32(lo), np.float32((hi - lo) / out_size), table,
+        np.float32((table.shape[0] - 1) / width), np.float32(width * 0.5), support, extent,
+        first, count, reverse)
+    return idx, weights, start, span, whole, support
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _rows_first(h, w, oh, ow, sup_y, sup_x):  # pragma: no cover - compiled
+    """``resize._rows_first``."""
+    rows_first = oh * w * sup_y + oh * ow * sup_x + oh * w * 4 + oh * ow
+    cols_first = h * ow * sup_x + oh * ow * sup_y + h * w + h * ow * 4
+    return rows_first <= cols_first
+
+
+@njit(nogil=True, cache=True)
+def jpeg_orientation(data):  # pragma: no cover - compiled
+    """``decode_header._jpeg_orientation``: the Exif orientation of a JPEG, 1 if none."""
+    n, pos = data.size, 2
+    while pos + 4 <= n:
+        if data[pos] != 0xFF:
+            return 1
+        marker = data[pos + 1]
+        if marker == 0xFF:  # fill byte
+            pos += 1
+            continue
+        if marker == 0xD8 or marker == 0x01 or 0xD0 <= marker <= 0xD7:
+            pos += 2
+            continue
+        if marker == 0xDA:  # start of scan: no more headers
+            return 1
+        length = _u16(data, pos + 2, False)
+        if marker == 0xE1 and pos + 10 <= n and data[pos + 4] == 0x45 and \
+                data[pos + 5] == 0x78 and data[pos + 6] == 0x69 and data[pos + 7] == 0x66 \
+                and data[pos + 8] == 0 and data[pos + 9] == 0:  # "Exif\0\0"
+            return _exif_orientation(data[pos + 10:min(n, pos + 2 + length)])
+        pos += 2 + length
+    return 1
+
+
+@njit(nogil=True, cache=True)
+def _exif_orientation(tiff):  # pragma: no cover - compiled
+    """``decode_header.exif_orientation``."""
+    n = tiff.size
+    if n < 8:
+        return 1
+    if tiff[0] == 0x49 and tiff[1] == 0x49:  # "II"
+        little = True
+    elif tiff[0] == 0x4D and tiff[1] == 0x4D:  # "MM"
+        little = False
+    else:
+        return 1
+    ifd = _u16(tiff, 4, little) | (_u16(tiff, 6, little) << 16) if little else \
+        (_u16(tiff, 4, little) << 16) | _u16(tiff, 6, little)
+    if ifd + 2 > n:
+        return 1
+    count = _u16(tiff, ifd, little)
+    for i in range(min(count, 512)):
+        at = ifd + 2 + 12 * i
+        if at + 12 > n:
+            return 1
+        if _u16(tiff, at, little) == 0x0112:
+            o = _u16(tiff, at + 8, little) if _u16(tiff, at + 2, little) == 3 else 1
+            return o if 1 <= o <= 8 else 1
+    return 1
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _u16(data, at, little):  # pragma: no cover - compiled
+    a, b = np.int64(data[at]), np.int64(data[at + 1])
+    return a | (b << 8) if little else (a << 8) | b

@@ -1,0 +1,219 @@
+"""The train chains' compiled call (``kernels/cpu/decode_resize_loop.py``, run by
+``resize_fused._Lane``): the Python driver's outputs and errors, bit for bit, on the images
+it does; the images it does not cover handed back to the driver."""
+
+from __future__ import annotations
+
+import io
+import struct
+
+import cv2
+import numpy as np
+import pytest
+from PIL import Image
+
+import stoker.ops.resize_fused as RF
+from stoker import fn, pipeline_def, types
+from stoker.errors import SampleError
+from stoker.kernels.cpu import decode_header
+from stoker.kernels.cpu import resize as R
+from stoker.kernels.cpu.compiled import loops
+
+MEAN = [0.485 * 255, 0.456 * 255, 0.406 * 255]
+STD = [0.229 * 255, 0.224 * 255, 0.225 * 255]
+
+
+def _photo(h: int, w: int, seed: int) -> np.ndarray:
+    yy, xx = np.mgrid[0:h, 0:w]
+    base = np.stack([(xx * 3) % 256, (yy * 4) % 256, ((xx + yy) * 2) % 256], -1)
+    noise = np.random.default_rng(seed).integers(-25, 25, (h, w, 3))
+    return np.clip(cv2.GaussianBlur(base.astype(np.uint8), (0, 0), 1.5) + noise, 0, 255
+                   ).astype(np.uint8)
+
+
+def _encode(img: Image.Image, fmt: str = "JPEG", **opts) -> np.ndarray:
+    buf = io.BytesIO()
+    img.save(buf, fmt, **opts)
+    return np.frombuffer(buf.getvalue(), np.uint8)
+
+
+def _exif(orientation: int) -> bytes:
+    exif = Image.Exif()
+    exif[0x0112] = orientation
+    return exif.tobytes()
+
+
+def _rgb(h: int, w: int, seed: int) -> Image.Image:
+    return Image.fromarray(_photo(h, w, seed))
+
+
+# (name, data, whether the compiled call does it). Small first, so the scratch grows.
+INPUTS = [
+    ("420", _encode(_rgb(150, 170, 0), quality=90), True),
+    ("444 wide", _encode(_rgb(240, 420, 1), quality=90, subsampling=0), True),
+    ("422 tall", _encode(_rgb(400, 230, 2), quality=85, subsampling=1), True),
+    ("gray", _encode(_rgb(260, 300, 3).convert("L"), quality=90), True),
+    ("progressive", _encode(_rgb(330, 290, 4), quality=90, progressive=True), True),
+    ("exif 1", _encode(_rgb(210, 350, 5), quality=90, exif=_exif(1)), True),
+    ("exif 6", _encode(_rgb(210, 350, 6), quality=90, exif=_exif(6)), False),
+    ("cmyk", _encode(_rgb(200, 240, 7).convert("CMYK"), quality=90), False),
+    ("png", _encode(_rgb(190, 250, 8), "PNG"), False),
+    ("large", _encode(_rgb(700, 900, 9), quality=90), True),
+]
+
+
+def _pipeline(data, kind, resize_args, mirror, seed=3):
+    @pipeline_def(batch_size=len(data), num_threads=2, device_id=None, seed=seed)
+    def pipe():
+        encoded = fn.external_source(source=lambda: data)
+        if kind == "train":
+            images = fn.decoders.image_random_crop(encoded, output_type=types.RGB)
+            images = fn.resize(images, resize_x=224, resize_y=200, **resize_args)
+        else:
+            images = fn.decoders.image(encoded, output_type=types.RGB)
+            images = fn.random_resized_crop(images, size=[200, 224], **resize_args)
+        m = fn.random.coin_flip() if mirror == "random" else mirror
+        return fn.crop_mirror_normalize(images, dtype=types.FLOAT, output_layout="CHW",
+                                        mean=MEAN, std=STD, mirror=m, crop=(180, 190))
+
+    p = pipe()
+    p.build()
+    return p
+
+
+def _run(monkeypatch, lane, *args, batches=2):
+    """The outputs, and per sample whether the compiled call did it (None: not asked)."""
+    done: list = []
+    with monkeypatch.context() as m:
+        m.setattr(RF, "LANE", lane)
+        run = RF._Lane.run
+
+        def counted(self, data, args_, ctx):
+            out = run(self, data, args_, ctx)
+            done.append((ctx.index, out is not None))
+            return out
+
+        m.setattr(RF._Lane, "run", counted)
+        p = _pipeline(*args)
+        outs = [[np.array(s) for s in p.run()[0]] for _ in range(batches)]
+    return outs, dict(done)
+
+
+@pytest.mark.parametrize("kind", ["train", "rrc"])
+@pytest.mark.parametrize("resize_args,mirror", [
+    ({}, "random"),
+    ({"interp_type": types.INTERP_CUBIC}, 1),
+    ({"interp_type": types.INTERP_LANCZOS3}, 0),
+    ({"antialias": False}, "random"),
+    ({"min_filter": types.INTERP_TRIANGULAR, "mag_filter": types.INTERP_CUBIC}, 1),
+])
+def test_compiled_call_equals_the_driver_bit_for_bit(kind, resize_args, mirror, monkeypatch):
+    monkeypatch.setattr(RF, "DCT_SCALING", False)
+    data = [d for _, d, _ in INPUTS]
+    want, asked = _run(monkeypatch, False, data, kind, resize_args, mirror)
+    got, done = _run(monkeypatch, True, data, kind, resize_args, mirror)
+    assert asked == {}
+    for batch_want, batch_got in zip(want, got, strict=True):
+        for w, g in zip(batch_want, batch_got, strict=True):
+            assert g.shape == w.shape == (3, 180, 190) and g.dtype == w.dtype
+            np.testing.assert_array_equal(g, w)
+    n = len(INPUTS)  # (samples of batches made ahead are asked too)
+    assert set(range(2 * n)) <= set(done)
+    assert {i for i, ok in done.items() if ok} == {i for i in done if INPUTS[i % n][2]}
+
+
+def test_both_pass_orders_are_taken():
+    """Tall and wide windows: the source transposed (columns first) or not."""
+    orders = set()
+    for h, w in [(224, 600), (600, 224), (300, 300)]:
+        geom = R.ResizeGeometry(224, 224, 0.0, 0.0, float(h), float(w))
+        orders.add(R.resize_taps((h, w), geom).rows_first)
+    assert orders == {True, False}
+
+
+def test_windows_the_driver_decodes_at_a_dct_scale_are_handed_back(monkeypatch):
+    data = [d for name, d, _ in INPUTS if name == "large"] * 4
+    want, _ = _run(monkeypatch, False, data, "train", {}, 1, batches=1)
+    got, done = _run(monkeypatch, True, data, "train", {}, 1, batches=1)
+    for w, g in zip(want[0], got[0], strict=True):
+        np.testing.assert_array_equal(g, w)
+    assert not all(done.values())  # large windows of a 700x900 image shrink 2x or more
+
+
+def test_a_truncated_jpeg_fails_as_the_driver_fails_it(monkeypatch):
+    good = INPUTS[1][1]
+    cut = good[:len(good) * 2 // 3].copy()
+    errors = []
+    for lane in (False, True):
+        with pytest.raises(SampleError) as e:
+            _run(monkeypatch, lane, [good, cut, good], "train", {}, 0, batches=1)
+        errors.append(str(e.value))
+    assert errors[0] == errors[1]
+    assert "truncated" in errors[1] or "corrupt" in errors[1]
+
+
+# -- the compiled parts -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("h,w", [(1, 1), (1, 9), (9, 1), (8, 8), (16, 24), (17, 9), (37, 53)])
+def test_transpose_rgb_equals_numpy(h, w):
+    rng = np.random.default_rng(h * 100 + w)
+    src = rng.integers(0, 256, (h, w + 3, 3), dtype=np.uint8)  # rows 3 pixels apart
+    dst = np.zeros((w, h + 3, 3), np.uint8)
+    loops("resample_loops").transpose_rgb(src.reshape(h, -1)[:, :3 * w],
+                                          dst.reshape(w, -1)[:, :3 * h])
+    np.testing.assert_array_equal(dst[:, :h], src[:, :w].transpose(1, 0, 2))
+
+
+def _app1(tiff: bytes) -> bytes:
+    return b"\xff\xe1" + struct.pack(">H", len(tiff) + 8) + b"Exif\x00\x00" + tiff
+
+
+def _tiff(order: str, entries: list[tuple[int, int, bytes]], count: int | None = None,
+          ifd: int = 8) -> bytes:
+    e = "<" if order == "II" else ">"
+    body = struct.pack(e + "H", len(entries) if count is None else count)
+    for tag, typ, value in entries:
+        body += struct.pack(e + "HHI", tag, typ, 1) + value.ljust(4, b"\x00")
+    return order.encode() + struct.pack(e + "HI", 42, ifd) + body
+
+
+def _short(order: str, v: int) -> bytes:
+    return struct.pack("<H" if order == "II" else ">H", v)
+
+
+ORIENTATION_CASES = [
+    b"\xff\xd8\xff\xdb\x00\x04\x00\x00\xff\xda",  # no Exif before the scan
+    b"\xff\xd8" + _app1(_tiff("II", [(0x0112, 3, _short("II", 6))])),
+    b"\xff\xd8\xff\xff" + _app1(_tiff("MM", [(0x010F, 2, b"ab"), (0x0112, 3, _short("MM", 3))])),
+    b"\xff\xd8" + _app1(_tiff("II", [(0x0112, 4, _short("II", 6))])),  # not a SHORT
+    b"\xff\xd8" + _app1(_tiff("MM", [(0x0112, 3, _short("MM", 9))])),  # out of range
+    b"\xff\xd8" + _app1(_tiff("II", [(0x0100, 3, b"\x01")], count=5)),  # IFD cut short
+    b"\xff\xd8" + _app1(_tiff("II", [(0x0112, 3, _short("II", 8))], ifd=4000)),
+    b"\xff\xd8" + _app1(b"XX" + b"\x00" * 20),
+    b"\xff\xd8" + _app1(_tiff("II", [(0x0112, 3, _short("II", 5))]))[:14],  # data ends
+    b"\xff\xd8\xff\xe1\x00\x02Exif\x00\x00II*\x00\x08\x00\x00\x00",  # length too small
+]
+
+
+@pytest.mark.parametrize("data", ORIENTATION_CASES)
+def test_compiled_exif_orientation_equals_the_header_readers(data):
+    arr = np.frombuffer(data, np.uint8)
+    assert loops("decode_resize_loop").jpeg_orientation(arr) == \
+        decode_header._jpeg_orientation(memoryview(data))
+
+
+def test_compiled_exif_orientation_on_mutated_headers():
+    rng = np.random.default_rng(0)
+    base = np.frombuffer(b"\xff\xd8" + _app1(_tiff(
+        "II", [(0x010F, 2, b"ab"), (0x0112, 3, _short("II", 6))])) + b"\xff\xda", np.uint8)
+    orient = loops("decode_resize_loop").jpeg_orientation
+    seen = set()
+    for _ in range(400):
+        arr = base.copy()
+        at = rng.integers(0, len(arr), 2)
+        arr[at] = rng.integers(0, 256, 2)
+        arr = arr[:rng.integers(4, len(arr) + 1)]
+        want = decode_header._jpeg_orientation(memoryview(arr.tobytes()))
+        assert orient(arr) == want
+        seen.add(want)
+    assert {1, 6} <= seen
