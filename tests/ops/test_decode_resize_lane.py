@@ -84,16 +84,23 @@ def _pipeline(data, kind, resize_args, mirror, seed=3):
 def _run(monkeypatch, lane, *args, batches=2):
     """The outputs, and per sample whether the compiled call did it (None: not asked)."""
     done: list = []
+    made: list = []  # (pipelines of earlier tests may still be making batches ahead)
     with monkeypatch.context() as m:
         m.setattr(RF, "LANE", lane)
-        run = RF._Lane.run
+        run, make = RF._Lane.run, RF._Lane.make
 
         def counted(self, data, args_, ctx):
             out = run(self, data, args_, ctx)
-            done.append((ctx.index, out is not None))
+            if any(self is lane for lane in made):
+                done.append((ctx.index, out is not None))
             return out
 
+        def remembered(prep):
+            made.append(make(prep))
+            return made[-1]
+
         m.setattr(RF._Lane, "run", counted)
+        m.setattr(RF._Lane, "make", staticmethod(remembered))
         p = _pipeline(*args)
         outs = [[np.array(s) for s in p.run()[0]] for _ in range(batches)]
     return outs, dict(done)
