@@ -82,7 +82,9 @@ def decode_resize_chw(data, fns, ints, floats, min_table, mag_table, seed, index
         wy, wx, in_h, in_w = 0, 0, h, w
         lo_y, lo_x, hi_y, hi_x = float(y), float(x), float(y + ch), float(x + cw)
     ty, wty, sy, ry, whole_y, sup_y = _axis(oh, lo_y, hi_y, in_h, ints, floats, min_table,
-                                            mag_table, ints[I_CROP_Y], ints[I_CROP_H], False)
+                                            mag_table, ints[I_CROP_Y], ints[I_CROP_H],
+                                            ints[I_CROP_H] < 0)  # (False at run time: a
+    # literal False would compile the taps' functions a second time, a second longer)
     tx, wtx, sx, rx, whole_x, sup_x = _axis(ow, lo_x, hi_x, in_w, ints, floats, min_table,
                                             mag_table, ints[I_CROP_X], ints[I_CROP_W], mirror)
     if ints[I_DCT_SCALING] and ry // 2 >= ints[I_CROP_H] and rx // 2 >= ints[I_CROP_W]:
