@@ -86,6 +86,17 @@ def gradient_jpeg(h: int, w: int, seed: int = 0) -> np.ndarray:
     return np.frombuffer(buf.getvalue(), np.uint8)
 
 
+def photo(h: int, w: int, seed: int) -> np.ndarray:
+    """An h x w RGB uint8 image of smooth gradients plus texture, as a photo's JPEG holds."""
+    import cv2
+
+    yy, xx = np.mgrid[0:h, 0:w]
+    base = np.stack([(xx * 3) % 256, (yy * 4) % 256, ((xx + yy) * 2) % 256], -1)
+    noise = np.random.default_rng(seed).integers(-25, 25, (h, w, 3))
+    return np.clip(cv2.GaussianBlur(base.astype(np.uint8), (0, 0), 1.5) + noise, 0, 255
+                   ).astype(np.uint8)
+
+
 def run_samples(build: Callable[..., Any], batch_size: int, threads: int = 2) -> list:
     """Runs a graph without inputs once: each output as a list of numpy samples."""
     outs = run_pipeline(build, batch_size=batch_size, threads=threads)

@@ -7,28 +7,18 @@ from __future__ import annotations
 import io
 import struct
 
-import cv2
 import numpy as np
 import pytest
+from helpers import photo as _photo
 from PIL import Image
 
 import stoker.ops.resize_fused as RF
 from stoker import fn, pipeline_def, types
+from stoker.cli.pipelines import MEAN, STD
 from stoker.errors import SampleError
 from stoker.kernels.cpu import decode_header
 from stoker.kernels.cpu import resize as R
 from stoker.kernels.cpu.compiled import loops
-
-MEAN = [0.485 * 255, 0.456 * 255, 0.406 * 255]
-STD = [0.229 * 255, 0.224 * 255, 0.225 * 255]
-
-
-def _photo(h: int, w: int, seed: int) -> np.ndarray:
-    yy, xx = np.mgrid[0:h, 0:w]
-    base = np.stack([(xx * 3) % 256, (yy * 4) % 256, ((xx + yy) * 2) % 256], -1)
-    noise = np.random.default_rng(seed).integers(-25, 25, (h, w, 3))
-    return np.clip(cv2.GaussianBlur(base.astype(np.uint8), (0, 0), 1.5) + noise, 0, 255
-                   ).astype(np.uint8)
 
 
 def _encode(img: Image.Image, fmt: str = "JPEG", **opts) -> np.ndarray:
