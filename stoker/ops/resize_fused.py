@@ -295,8 +295,8 @@ class _Lane:
         resized = resize_ops.out_dtype(np.dtype(np.uint8), resampler)
         mn, mg = resize_ops.filters(resampler)
         window = prep._window(oh, ow, cmn)
-        if resized not in _FAST_TYPES or R.NN in (mn, mg) or window is None:
-            return None
+        if resized not in _FAST_TYPES or not {mn, mg} <= R.BASE_WIDTH.keys() or window is None:
+            return None  # (nearest neighbour, or a kind pick_filter refuses, is the driver's)
         norm = prep.normalize(cmn, 3, resized)
         if norm.table is not None or not norm.channels_first or norm.dtype != np.float32:
             return None
