@@ -25,6 +25,7 @@ import math
 
 import numpy as np
 
+from stoker.kernels.cpu import decode, resize, turbojpeg
 from stoker.kernels.cpu.crop_window_loop import window_loop
 from stoker.kernels.cpu.jit import njit
 from stoker.kernels.cpu.resample_loops import (
@@ -51,6 +52,11 @@ DRAW_DECODER, DRAW_RESIZE = 1, 2
 _RGB = PIXEL_FORMATS["RGB"][0]
 _COLOR = (0, 1, 2)  # RGB, YCbCr, GRAY: libjpeg-turbo converts them to RGB itself
 _MCU_W = tuple(_MCU[k][0] for k in range(len(_MCU)))
+# The driver's own arithmetic, compiled from its one source: the pass order, the columns a
+# window's decode covers, the DCT scale it would decode at.
+_rows_first = njit(inline="always")(resize._rows_first)
+_decoded_columns = njit(inline="always")(turbojpeg.decoded_columns)
+_dct_scale = njit(inline="always")(decode.dct_scale)
 
 
 @njit(nogil=True, cache=True)
@@ -87,7 +93,7 @@ def decode_resize_chw(data, fns, ints, floats, min_table, mag_table, seed, index
     # literal False would compile the taps' functions a second time, a second longer)
     tx, wtx, sx, rx, whole_x, sup_x = _axis(ow, lo_x, hi_x, in_w, ints, floats, min_table,
                                             mag_table, ints[I_CROP_X], ints[I_CROP_W], mirror)
-    if ints[I_DCT_SCALING] and ry // 2 >= ints[I_CROP_H] and rx // 2 >= ints[I_CROP_W]:
+    if ints[I_DCT_SCALING] and _dct_scale(ry, rx, ints[I_CROP_H], ints[I_CROP_W]) > 1:
         _void(fns[FN_DESTROY], (handle,))  # (the driver decodes it at a DCT scale)
         return FALLBACK, 0, 0
     # the source region, decoded as turbojpeg.decode decodes it: whole, or rows [y, y + ry)
@@ -95,12 +101,7 @@ def decode_resize_chw(data, fns, ints, floats, min_table, mag_table, seed, index
     rows_first = _rows_first(whole_y, whole_x, oh, ow, sup_y, sup_x)
     y, x = wy + sy, wx + sx
     whole = ry >= h and rx >= w
-    if whole:
-        x0, x1 = 0, w
-    else:
-        mcu_w = max(1, _MCU_W[subsamp])
-        x0 = max(0, (x - 1) // mcu_w * mcu_w) if x > 0 else 0
-        x1 = min(w, x + rx + mcu_w)
+    x0, x1 = (0, w) if whole else _decoded_columns(x, rx, max(1, _MCU_W[subsamp]), w)
     pitch = (x1 - x0) * 3
     at_t = _aligned(ry * pitch + 32)  # (room for transpose_rgb's reads)
     a, b = (ints[I_CROP_H], rx) if rows_first else (ints[I_CROP_W], ry)
@@ -159,14 +160,6 @@ def _axis(out_size, lo, hi, extent, ints, floats, min_table, mag_table, first, c
         np.float32((table.shape[0] - 1) / width), np.float32(width * 0.5), support, extent,
         first, count, reverse)
     return idx, weights, start, span, whole, support
-
-
-@njit(nogil=True, cache=True, inline="always")
-def _rows_first(h, w, oh, ow, sup_y, sup_x):  # pragma: no cover - compiled
-    """``resize._rows_first``."""
-    rows_first = oh * w * sup_y + oh * ow * sup_x + oh * w * 4 + oh * ow
-    cols_first = h * ow * sup_x + oh * ow * sup_y + h * w + h * ow * 4
-    return rows_first <= cols_first
 
 
 @njit(nogil=True, cache=True)
