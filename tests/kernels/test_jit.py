@@ -76,6 +76,27 @@ def test_kernels_using_more_of_numba_load_from_the_cache(tmp_path):
     assert _fresh(code, str(tmp_path)) == "True [0, 2, 4, 6, 8] negative size False\n16.0"
 
 
+def test_a_changed_kernel_is_recompiled_in_the_kernels_that_call_it(tmp_path):
+    # numba keys a cached kernel by its own code and file: a kernel calling a function of
+    # another kernel module kept the old code of that function after it changed.
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "jit.py").write_text(open(jit.__file__).read())
+    (pkg / "outer.py").write_text("from pkg.jit import njit\n"
+                                  "from pkg.inner import step\n\n\n"
+                                  "@njit(cache=True)\n"
+                                  "def twice(x):\n"
+                                  "    return step(step(x))\n")
+    code = "from pkg.outer import twice\nprint(twice(1))"
+    for add, want in ((1, "3"), (5, "11")):
+        (pkg / "inner.py").write_text("from pkg.jit import njit\n\n\n"
+                                      "@njit(cache=True)\n"
+                                      f"def step(x):\n    return x + {add}\n")
+        assert _fresh(code, str(tmp_path)) == want  # compiled
+        assert _fresh(code, str(tmp_path)) == want  # loaded from the cache
+
+
 def test_kernels_run_as_python_with_numba_jit_disabled():
     from stoker.kernels.cpu.rng import uniform01_reference
 

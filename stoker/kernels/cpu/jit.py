@@ -16,6 +16,8 @@ numba's stock way: a call into an unregistered symbol would crash, not raise.
 from __future__ import annotations
 
 import functools
+import hashlib
+import os
 
 import llvmlite.binding as ll
 import numba
@@ -39,6 +41,12 @@ class _Cache(FunctionCache):
             return None  # not cached: numba compiles, installing the registries first
         return self._impl.rebuild(target_context, data)
 
+    def _index_key(self, sig, codegen):  # noqa: ANN001, ANN202
+        # numba keys a cached kernel by its own bytecode, and drops it when its own file
+        # changes: a kernel calling (or inlining) a function of another module kept that
+        # function's old code after it changed. Every kernel module's source is in the key.
+        return (*super()._index_key(sig, codegen), _sources_digest())
+
     def _cached(self, sig, target_context):  # noqa: ANN001, ANN202
         """The cached data of ``sig`` (None if there is none), with the registries
         installed first if its code names a symbol this process has not registered."""
@@ -50,6 +58,19 @@ class _Cache(FunctionCache):
         if data is not None and not _resolved(data[0]):
             target_context.refresh()
         return data
+
+
+@functools.cache
+def _sources_digest() -> str:
+    """A digest of the source of every module beside this one (the kernels and the Python
+    code they compile)."""
+    digest = hashlib.sha256()
+    here = os.path.dirname(os.path.abspath(__file__))
+    for name in sorted(os.listdir(here)):
+        if name.endswith(".py"):
+            with open(os.path.join(here, name), "rb") as f:
+                digest.update(name.encode() + b"\0" + f.read())
+    return digest.hexdigest()
 
 
 @functools.cache
