@@ -119,6 +119,29 @@ def test_one_call_chw_path_on_views_and_both_pass_orders(dtype):
     assert orders == {True, False}
 
 
+def test_last_pass_of_every_filter_width_equals_the_unfused_chain():
+    # The train pipeline's last pass (uint8 resize, normalized with no shift, CHW float32)
+    # has a loop per filter width; each gives the unfused chain's values, and so do the
+    # widths the general loop takes (above 4), and the general loop with a shift.
+    widths = set()
+    for k, ((ih, iw), (oh, ow)) in enumerate([((224, 224), (224, 224)), ((300, 280), (224, 224)),
+                                              ((620, 400), (224, 224)), ((400, 620), (224, 224)),
+                                              ((420, 470), (224, 224)), ((900, 980), (200, 224)),
+                                              ((80, 90), (224, 224))]):
+        img = _image(ih, iw, np.uint8)
+        geom = R.ResizeGeometry(oh, ow, 0.0, 0.0, float(ih), float(iw))
+        taps = R.resize_taps(img.shape, geom).window(1, 2, oh - 3, ow - 5, bool(k % 2))
+        widths.add((taps.x if taps.rows_first else taps.y).idx.shape[1])  # the last pass's
+        resized = R.resize_hwc(img, geom)
+        for shift in (0.0, 3.0):
+            want = C.crop_mirror_normalize(resized[None], np.array([1]), np.array([2]), oh - 3,
+                                           ow - 5, np.array([bool(k % 2)]), MEAN, STD, 1.0,
+                                           shift, np.zeros(3), False, True, np.float32)[0]
+            norm = normalize_stage(MEAN, STD, 1.0, shift, True, np.float32, True)
+            np.testing.assert_array_equal(resample_normalized(img, taps, norm), want)
+    assert {2, 3, 4, 5, 9} <= widths
+
+
 @pytest.mark.parametrize("interp", [R.LINEAR, R.CUBIC, R.LANCZOS3, R.GAUSSIAN, R.NN])
 @pytest.mark.parametrize("antialias", [True, False])
 def test_window_taps_equal_the_windowed_whole_taps(interp, antialias):
