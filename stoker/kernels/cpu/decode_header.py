@@ -12,6 +12,8 @@ import struct
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
+import numpy as np
+
 from stoker.kernels.cpu import turbojpeg
 
 # Formats decoders.image reads. GIF is recognised only to name it in the error: DALI does
@@ -79,44 +81,60 @@ def sniff(data: bytes) -> str:
 
 # -- EXIF ---------------------------------------------------------------------------------------
 
-def exif_orientation(tiff: bytes) -> int:
+# Both readers below are also compiled (numba, ``decode_resize_loop``) from this source, so
+# they index bytes (or a 1-D uint8 array) and call nothing but an inner function.
+
+def exif_orientation(tiff: bytes | memoryview | np.ndarray) -> int:
     """The orientation tag (0x0112) of IFD0 in a TIFF-structured block; 1 if absent."""
-    if len(tiff) < 8 or tiff[:2] not in (b"II", b"MM"):
+    n = len(tiff)
+    if n < 8 or tiff[0] != tiff[1] or (tiff[0] != 0x49 and tiff[0] != 0x4D):  # II or MM
         return 1
-    e = "<" if tiff[:2] == b"II" else ">"
-    try:
-        (ifd,) = struct.unpack_from(e + "I", tiff, 4)
-        (count,) = struct.unpack_from(e + "H", tiff, ifd)
-        for i in range(min(count, 512)):
-            tag, typ, _, value = struct.unpack_from(e + "HHI4s", tiff, ifd + 2 + 12 * i)
-            if tag == 0x0112:
-                (o,) = struct.unpack_from(e + "H", value) if typ == 3 else (1,)
-                return o if 1 <= o <= 8 else 1
-    except struct.error:
-        pass
+    hi, lo = (1, 0) if tiff[0] == 0x49 else (0, 1)  # II: little-endian
+
+    def u16(at: int) -> int:
+        return int(tiff[at + hi]) << 8 | int(tiff[at + lo])
+
+    ifd = u16(4 + 2 * hi) << 16 | u16(4 + 2 * lo)
+    if ifd + 2 > n:
+        return 1
+    for i in range(min(u16(ifd), 512)):
+        at = ifd + 2 + 12 * i
+        if at + 12 > n:
+            return 1
+        if u16(at) == 0x0112:
+            o = u16(at + 8) if u16(at + 2) == 3 else 1  # a SHORT
+            return o if 1 <= o <= 8 else 1
     return 1
 
 
-def _jpeg_orientation(data: bytes) -> int:
-    """Walks the markers before the first scan looking for an Exif APP1 segment."""
+def jpeg_exif(data: bytes | memoryview | np.ndarray) -> tuple[int, int]:
+    """Where a JPEG's Exif block lies, (start, end); (0, 0) if the markers before the first
+    scan hold no Exif APP1 segment."""
     pos, n = 2, len(data)
     while pos + 4 <= n:
         if data[pos] != 0xFF:
-            return 1
+            return 0, 0
         marker = data[pos + 1]
         if marker == 0xFF:  # fill byte
             pos += 1
             continue
-        if marker in (0xD8, 0x01) or 0xD0 <= marker <= 0xD7:
+        if marker == 0xD8 or marker == 0x01 or 0xD0 <= marker <= 0xD7:
             pos += 2
             continue
         if marker == 0xDA:  # start of scan: no more headers
-            return 1
-        (length,) = struct.unpack_from(">H", data, pos + 2)
-        if marker == 0xE1 and data[pos + 4:pos + 10] == b"Exif\x00\x00":
-            return exif_orientation(bytes(data[pos + 10:pos + 2 + length]))
+            return 0, 0
+        length = int(data[pos + 2]) << 8 | int(data[pos + 3])
+        if marker == 0xE1 and pos + 10 <= n and data[pos + 4] == 0x45 and \
+                data[pos + 5] == 0x78 and data[pos + 6] == 0x69 and data[pos + 7] == 0x66 \
+                and data[pos + 8] == 0 and data[pos + 9] == 0:  # "Exif\0\0"
+            return pos + 10, min(n, pos + 2 + length)
         pos += 2 + length
-    return 1
+    return 0, 0
+
+
+def _jpeg_orientation(data: bytes | memoryview) -> int:
+    start, end = jpeg_exif(data)
+    return exif_orientation(data[start:end])
 
 
 # -- per-format headers -------------------------------------------------------------------------

@@ -25,7 +25,7 @@ import math
 
 import numpy as np
 
-from stoker.kernels.cpu import decode, resize, turbojpeg
+from stoker.kernels.cpu import decode, decode_header, resize, turbojpeg
 from stoker.kernels.cpu.crop_window_loop import window_loop
 from stoker.kernels.cpu.jit import njit
 from stoker.kernels.cpu.resample_loops import (
@@ -57,6 +57,9 @@ _MCU_W = tuple(_MCU[k][0] for k in range(len(_MCU)))
 _rows_first = njit(inline="always")(resize._rows_first)
 _decoded_columns = njit(inline="always")(turbojpeg.decoded_columns)
 _dct_scale = njit(inline="always")(decode.dct_scale)
+# The header reader's Exif walk, compiled from its source too.
+_jpeg_exif = njit(inline="always")(decode_header.jpeg_exif)
+_exif_orientation = njit(inline="always")(decode_header.exif_orientation)
 
 
 @njit(nogil=True, cache=True)
@@ -74,7 +77,7 @@ def decode_resize_chw(data, fns, ints, floats, min_table, mag_table, seed, index
         return FALLBACK, 0, 0
     if rc != 0 or h < 1 or w < 1 or h * w > ints[I_MAX_PIXELS] or lossless or not ends or \
             cs not in _COLOR or subsamp < 0 or subsamp >= len(_MCU_W) or \
-            (ints[I_ORIENT] and jpeg_orientation(data) != 1):
+            (ints[I_ORIENT] and orientation(data) != 1):
         _void(fns[FN_DESTROY], (handle,))
         return FALLBACK, 0, 0
     # the window, and the resize geometry in the coordinates of the image it resizes
@@ -163,58 +166,7 @@ def _axis(out_size, lo, hi, extent, ints, floats, min_table, mag_table, first, c
 
 
 @njit(nogil=True, cache=True)
-def jpeg_orientation(data):  # pragma: no cover - compiled
+def orientation(data):  # pragma: no cover - compiled
     """``decode_header._jpeg_orientation``: the Exif orientation of a JPEG, 1 if none."""
-    n, pos = data.size, 2
-    while pos + 4 <= n:
-        if data[pos] != 0xFF:
-            return 1
-        marker = data[pos + 1]
-        if marker == 0xFF:  # fill byte
-            pos += 1
-            continue
-        if marker == 0xD8 or marker == 0x01 or 0xD0 <= marker <= 0xD7:
-            pos += 2
-            continue
-        if marker == 0xDA:  # start of scan: no more headers
-            return 1
-        length = _u16(data, pos + 2, False)
-        if marker == 0xE1 and pos + 10 <= n and data[pos + 4] == 0x45 and \
-                data[pos + 5] == 0x78 and data[pos + 6] == 0x69 and data[pos + 7] == 0x66 \
-                and data[pos + 8] == 0 and data[pos + 9] == 0:  # "Exif\0\0"
-            return _exif_orientation(data[pos + 10:min(n, pos + 2 + length)])
-        pos += 2 + length
-    return 1
-
-
-@njit(nogil=True, cache=True)
-def _exif_orientation(tiff):  # pragma: no cover - compiled
-    """``decode_header.exif_orientation``."""
-    n = tiff.size
-    if n < 8:
-        return 1
-    if tiff[0] == 0x49 and tiff[1] == 0x49:  # "II"
-        little = True
-    elif tiff[0] == 0x4D and tiff[1] == 0x4D:  # "MM"
-        little = False
-    else:
-        return 1
-    ifd = _u16(tiff, 4, little) | (_u16(tiff, 6, little) << 16) if little else \
-        (_u16(tiff, 4, little) << 16) | _u16(tiff, 6, little)
-    if ifd + 2 > n:
-        return 1
-    count = _u16(tiff, ifd, little)
-    for i in range(min(count, 512)):
-        at = ifd + 2 + 12 * i
-        if at + 12 > n:
-            return 1
-        if _u16(tiff, at, little) == 0x0112:
-            o = _u16(tiff, at + 8, little) if _u16(tiff, at + 2, little) == 3 else 1
-            return o if 1 <= o <= 8 else 1
-    return 1
-
-
-@njit(nogil=True, cache=True, inline="always")
-def _u16(data, at, little):  # pragma: no cover - compiled
-    a, b = np.int64(data[at]), np.int64(data[at + 1])
-    return a | (b << 8) if little else (a << 8) | b
+    start, end = _jpeg_exif(data)
+    return _exif_orientation(data[start:end])
