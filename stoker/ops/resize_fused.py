@@ -25,6 +25,7 @@ on whether fusion applied.
 
 from __future__ import annotations
 
+import functools
 import threading
 from typing import Any, NamedTuple
 
@@ -32,6 +33,7 @@ import numpy as np
 
 from stoker import types
 from stoker.errors import ArgumentError
+from stoker.executor.context import ChunkContext
 from stoker.kernels.cpu import buffers, turbojpeg
 from stoker.kernels.cpu import crop as crop_kernels
 from stoker.kernels.cpu import decode as D
@@ -208,8 +210,8 @@ def _fixed_size(resize: dict) -> tuple[int, int] | None:
     return None
 
 
-def _instance(op: Any, pipeline: Any) -> SampleOp:
-    inst = SampleOp(op, pipeline)
+def _instance(op: Any, pipeline: Any, cls: type[SampleOp] = SampleOp) -> SampleOp:
+    inst = cls(op, pipeline)
     inst.args = {**inst.args, "_prepared": Prepared(op.args, op.arg_nodes)}
     return inst
 
@@ -259,17 +261,18 @@ def resize_normalize_kernel(ins: list, args: dict, ctx: Any) -> np.ndarray:
 
 
 class _Lane:
-    """``decode_resize_loop.decode_resize_chw`` for one operator: the train chains
+    """``decode_resize_loop.decode_resize_chunk`` for one operator: the train chains
     (decoders.image_random_crop -> fixed-size resize, or decoders.image ->
     random_resized_crop; then crop_mirror_normalize to float32 CHW) with their constant
-    arguments packed once. For each JPEG the driver below would do in about 200 us of
-    Python under the GIL, one call; it hands back (None) what it does not cover."""
+    arguments packed once. What the driver below would do in about 200 us of Python
+    under the GIL per JPEG, one call does for a chunk of them; it hands back (None) the
+    samples it does not cover."""
 
     def __init__(self, ints: np.ndarray, floats: np.ndarray, tables: tuple, norm: Any,
                  out_shape: tuple[int, int, int], mirror_key: str | None, mirror: bool):
         self.ints, self.floats, self.tables, self.norm = ints, floats, tables, norm
         self.out_shape, self.mirror_key, self.mirror = out_shape, mirror_key, mirror
-        self.call = loops("decode_resize_loop").decode_resize_chw
+        self.call = loops("decode_resize_loop").decode_resize_chunk
         self.fns = turbojpeg._fns
         self.scratch = threading.local()  # (u8, f32): grown as images need
 
@@ -324,27 +327,58 @@ class _Lane:
                      (3, window[2], window[3]), mirror_key,
                      mirror_key is None and _mirrored(cmn.get("mirror", False)))
 
-    def run(self, data: Any, args: dict, ctx: Any) -> np.ndarray | None:
-        if type(data) is not np.ndarray or data.dtype != np.uint8 or data.ndim != 1 or \
-                not data.flags.c_contiguous:
-            return None
-        mirror = self.mirror if self.mirror_key is None else _mirrored(args[self.mirror_key])
-        out = buffers.empty(self.out_shape, np.float32)
+    def run(self, datas: list, argv: dict, ctx: Any) -> list[np.ndarray | None]:
+        """The outputs of a chunk's samples; None for each one the call hands back (the
+        driver does it: it raises the errors, and passes on on_error="skip"'s stand-ins)."""
+        k = len(datas)
+        addresses, sizes = np.zeros(k, np.int64), np.zeros(k, np.int64)  # (0: handed back)
+        for j, data in enumerate(datas):
+            if type(data) is np.ndarray and data.dtype == np.uint8 and data.ndim == 1 and \
+                    data.flags.c_contiguous:
+                addresses[j], sizes[j] = data.ctypes.data, data.size
+        if self.mirror_key is None:
+            mirrors = np.full(k, self.mirror)
+        else:
+            try:
+                mirrors = np.array([_mirrored(v) for v in argv[self.mirror_key]], bool)
+            except (IndexError, TypeError, ValueError):  # (the driver's error names the sample)
+                return [None] * k
+        out = buffers.empty((k, *self.out_shape), np.float32)
+        status = np.empty(k, np.int64)
         norm = self.norm
         try:
             u8, f32 = self.scratch.arrays
         except AttributeError:
             u8, f32 = np.empty(0, np.uint8), np.empty(0, np.float32)
+        seed, first = window_stream(ctx.seed, ctx.batch.first_index + ctx.lo)
+        start = 0
         while True:
-            status, need_u8, need_f32 = self.call(
-                data, self.fns, self.ints, self.floats, *self.tables,
-                *window_stream(ctx.seed, ctx.index), mirror, norm.mean, norm.inv_std, out, u8,
-                f32)
-            if status != _SMALL:
-                return None if status else out
+            start, need_u8, need_f32 = self.call(
+                addresses, sizes, start, self.fns, self.ints, self.floats, *self.tables, seed,
+                first, mirrors, norm.mean, norm.inv_std, out, status, u8, f32)
+            if start == k:
+                return [None if status[j] else out[j] for j in range(k)]
             u8 = u8 if need_u8 <= u8.size else np.empty(need_u8 * 5 // 4, np.uint8)
             f32 = f32 if need_f32 <= f32.size else np.empty(need_f32 * 5 // 4, np.float32)
             self.scratch.arrays = u8, f32
+
+
+class _DecodeResizeOp(SampleOp):
+    """``_decode_resize``: a chunk through the compiled call where it covers the operator,
+    the samples it hands back through the per-sample driver."""
+
+    def run_chunk(self, ins: list, argv: dict, ctx: Any) -> tuple:
+        lane = self.args["_prepared"].lane()
+        if lane is None:
+            return self._per_sample(ins, argv, ctx)
+        outs = lane.run(ins[0], argv, ctx)
+        for j, out in enumerate(outs):
+            if out is None:
+                one = ChunkContext(ctx.batch, ctx.seed, ctx.lo + j, ctx.lo + j + 1,
+                                   None if ctx.source_info is None else ctx.source_info[j:j + 1])
+                outs[j] = self._per_sample([x[j:j + 1] for x in ins],
+                                           {key: v[j:j + 1] for key, v in argv.items()}, one)[0][0]
+        return (outs,)
 
 
 _SMALL = 2  # (decode_resize_loop.SMALL, without importing numba)
@@ -357,11 +391,6 @@ def _mirrored(value: Any) -> bool:
 def decode_resize_kernel(ins: list, args: dict, ctx: Any) -> np.ndarray:
     data = ins[0]
     prep = args["_prepared"]
-    lane = prep.lane()
-    if lane is not None:
-        out = lane.run(data, args, ctx)
-        if out is not None:
-            return out
     dec = prep.base["decode"]
     opts = prep.decode_options
     info = D.probe(data)
@@ -483,7 +512,8 @@ register(OpSchema(
     inputs=(decoders.ENCODED,),
     args=(Arg("decode", "any", None, "The decoder's arguments; 'kind' names it."),
           *_STAGE_ARGS),
-    kernel=decode_resize_kernel, instance=_instance, random=True,
+    kernel=decode_resize_kernel, instance=functools.partial(_instance, cls=_DecodeResizeOp),
+    random=True,
     check=_check("_decode_resize"),
     dtype=_dtype, layout=_layout,
     examples=(

@@ -79,11 +79,12 @@ def _run(monkeypatch, lane, *args, batches=2):
         m.setattr(RF, "LANE", lane)
         run, make = RF._Lane.run, RF._Lane.make
 
-        def counted(self, data, args_, ctx):
-            out = run(self, data, args_, ctx)
+        def counted(self, datas, argv, ctx):
+            outs = run(self, datas, argv, ctx)
             if any(self is lane for lane in made):
-                done.append((ctx.index, out is not None))
-            return out
+                first = ctx.batch.first_index + ctx.lo
+                done.extend((first + j, out is not None) for j, out in enumerate(outs))
+            return outs
 
         def remembered(prep):
             made.append(make(prep))
@@ -147,6 +148,52 @@ def test_a_truncated_jpeg_fails_as_the_driver_fails_it(monkeypatch):
         errors.append(str(e.value))
     assert errors[0] == errors[1]
     assert "truncated" in errors[1] or "corrupt" in errors[1]
+
+
+def test_skip_drops_the_bad_samples_of_a_chunk_as_the_driver_does(tmp_path, monkeypatch):
+    """on_error="skip": the chunk's bad files go through the driver, which fails them; the
+    good ones around them stay the compiled call's, in order, and equal the driver's."""
+    good = [(f"g{i}.jpg", d) for i, (_, d, ok) in enumerate(INPUTS) if ok][:6]
+    bad = [("b0.jpg", good[1][1][:len(good[1][1]) // 2]), ("b1.jpg", b""),
+           ("b2.jpg", b"not an image at all")]
+    files = [good[0], bad[0], good[1], good[2], bad[1], bad[2], good[3], good[4], good[5]]
+    for name, data in files:
+        (tmp_path / name).write_bytes(bytes(data))
+
+    @pipeline_def(batch_size=6, num_threads=2, device_id=None, seed=4, on_error="skip",
+                  exec_pipelined=False, exec_async=False)  # (no batch made ahead)
+    def pipe():
+        jpegs, _ = fn.readers.file(files=[n for n, _ in files], file_root=str(tmp_path))
+        images = fn.decoders.image_random_crop(jpegs, output_type=types.RGB)
+        images = fn.resize(images, resize_x=224, resize_y=200)
+        return fn.crop_mirror_normalize(images, dtype=types.FLOAT, output_layout="CHW",
+                                        mean=MEAN, std=STD, mirror=fn.random.coin_flip(),
+                                        crop=(180, 190))
+
+    run, done = RF._Lane.run, []
+
+    def counted(self, datas, argv, ctx):
+        outs = run(self, datas, argv, ctx)
+        done.extend((info.split("/")[-1], out is not None)
+                    for info, out in zip(ctx.source_info, outs, strict=True))
+        return outs
+
+    monkeypatch.setattr(RF._Lane, "run", counted)
+    results = []
+    for lane in (False, True):
+        monkeypatch.setattr(RF, "LANE", lane)
+        p = pipe()
+        p.build()
+        out = p.run()[0]
+        results.append(([out.source_info(i).split("/")[-1] for i in range(len(out))],
+                         [np.array(x) for x in out],
+                         sorted(s.split("/")[-1] for s, _ in p.skipped_samples())))
+    (names, want, skipped), (got_names, got, got_skipped) = results
+    assert names == got_names == [n for n, _ in good]
+    assert skipped == got_skipped == ["b0.jpg", "b1.jpg", "b2.jpg"]
+    assert sorted(done) == sorted((n, n.startswith("g")) for n, _ in files)  # (and top-up)
+    for w, g in zip(want, got, strict=True):
+        np.testing.assert_array_equal(g, w)
 
 
 # -- the compiled parts -------------------------------------------------------------------------

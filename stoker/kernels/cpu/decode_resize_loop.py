@@ -10,7 +10,8 @@ what the call does not cover it hands back (``FALLBACK``) before it has written
 anything, and the driver does the image (and raises its errors): data that is not a
 JPEG, a header libjpeg-turbo refuses, an Exif orientation to apply, CMYK, lossless or
 unusual sampling, data without its end marker, a window the driver would decode at a DCT
-scale, and any decode failure or warning.
+scale, and any decode failure or warning. ``decode_resize_chunk`` runs it for a chunk of
+samples, so the executor's threads take the GIL once per chunk, not once per image.
 
 Arguments: the encoded bytes (1-D uint8), ``fns`` (``turbojpeg._fns``), the operator's
 constants packed once (``ints``, ``floats`` indexed by the I_ and F_ names below; the
@@ -24,6 +25,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from llvmlite import ir
+from numba import carray, types
+from numba.extending import intrinsic
 
 from stoker.kernels.cpu import decode, decode_header, resize, turbojpeg
 from stoker.kernels.cpu.crop_window_loop import window_loop
@@ -60,6 +64,38 @@ _dct_scale = njit(inline="always")(decode.dct_scale)
 # The header reader's Exif walk, compiled from its source too.
 _jpeg_exif = njit(inline="always")(decode_header.jpeg_exif)
 _exif_orientation = njit(inline="always")(decode_header.exif_orientation)
+
+
+@intrinsic
+def _bytes_at(typingctx, address):  # pragma: no cover - compiled
+    """The uint8 pointer at an address (an int64 from ``ndarray.ctypes.data``)."""
+    if not isinstance(address, types.Integer):
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.inttoptr(args[0], ir.IntType(8).as_pointer())
+
+    return types.CPointer(types.uint8)(address), codegen
+
+
+@njit(nogil=True, cache=True)
+def decode_resize_chunk(addresses, sizes, start, fns, ints, floats, min_table, mag_table, seed,
+                        first, mirrors, mean, inv_std, out, status, u8,
+                        f32):  # pragma: no cover - compiled
+    """``decode_resize_chw`` for samples ``start``, ``start + 1``, ... of a chunk, in one
+    call: sample j's bytes are ``sizes[j]`` at ``addresses[j]`` (the caller keeps them
+    alive; size 0 is handed back), its window stream index ``first + j``, its output
+    ``out[j]`` and its status ``status[j]``. Returns (j, u8 size, f32 size) when sample j
+    needs larger scratch (call again from j with it), else (number of samples, 0, 0)."""
+    for j in range(start, addresses.size):
+        data = carray(_bytes_at(addresses[j]), sizes[j])
+        st, need_u8, need_f32 = decode_resize_chw(
+            data, fns, ints, floats, min_table, mag_table, seed, first + np.uint64(j),
+            mirrors[j], mean, inv_std, out[j], u8, f32)
+        status[j] = st
+        if st == SMALL:
+            return j, need_u8, need_f32
+    return addresses.size, 0, 0
 
 
 @njit(nogil=True, cache=True)
