@@ -19,10 +19,22 @@ def _pipe(threads: int):
     return p
 
 
+def _image_stage(p):
+    return next(s for s in p._plan.stages if s.kind == "sample" and
+                any(op.schema.name == "resize" for op in s.ops))
+
+
+def test_batch_draws_run_once_before_the_stage_that_reads_them():
+    """coin_flip has no inputs: one call draws the batch, in a stage before the images'
+    (each chunk would call it again); an operator with inputs stays in the stage."""
+    stages = [[op.schema.name for op in s.ops] for s in _pipe(threads=2)._plan.stages]
+    assert stages == [["external_source"], ["random.coin_flip"], ["flip", "resize"]]
+
+
 def test_costly_samples_get_chunks_that_shrink_towards_the_batch_end():
     p = _pipe(threads=2)
     ex = p._runtime.executor
-    stage = next(s for s in p._plan.stages if s.kind == "sample")
+    stage = _image_stage(p)
     ex._cost[id(stage)] = 1e-3  # a millisecond per sample: image decoding
     chunks = ex._chunks(stage, 64)
     assert chunks[0][0] == 0 and chunks[-1][1] == 64
@@ -34,7 +46,7 @@ def test_costly_samples_get_chunks_that_shrink_towards_the_batch_end():
 def test_cheap_samples_keep_few_even_chunks():
     p = _pipe(threads=2)
     ex = p._runtime.executor
-    stage = next(s for s in p._plan.stages if s.kind == "sample")
+    stage = _image_stage(p)
     ex._cost[id(stage)] = 1e-6
     assert len(ex._chunks(stage, 64)) == 1
 
