@@ -329,13 +329,20 @@ class _Lane:
 
     def run(self, datas: list, argv: dict, ctx: Any) -> list[np.ndarray | None]:
         """The outputs of a chunk's samples; None for each one the call hands back (the
-        driver does it: it raises the errors, and passes on on_error="skip"'s stand-ins)."""
+        driver does it: it raises the errors, and passes on on_error="skip"'s stand-ins).
+
+        Each output is its own recycled array: one block per chunk, in the guided chunks'
+        ten sizes, left 77 MB of free blocks waiting for a chunk of their size (train's
+        peak RSS +50 MB), and one per batch, taken when the batch starts, kept one more
+        batch resident (+33 MB)."""
         k = len(datas)
         addresses, sizes = np.zeros(k, np.int64), np.zeros(k, np.int64)  # (0: handed back)
         for j, data in enumerate(datas):
             if type(data) is np.ndarray and data.dtype == np.uint8 and data.ndim == 1 and \
                     data.flags.c_contiguous:
                 addresses[j], sizes[j] = data.ctypes.data, data.size
+        outs = [buffers.empty(self.out_shape, np.float32) for _ in range(k)]
+        places = np.array([out.ctypes.data for out in outs], np.int64)
         if self.mirror_key is None:
             mirrors = np.full(k, self.mirror)
         else:
@@ -343,7 +350,6 @@ class _Lane:
                 mirrors = np.array([_mirrored(v) for v in argv[self.mirror_key]], bool)
             except (IndexError, TypeError, ValueError):  # (the driver's error names the sample)
                 return [None] * k
-        out = buffers.empty((k, *self.out_shape), np.float32)
         status = np.empty(k, np.int64)
         norm = self.norm
         try:
@@ -354,10 +360,10 @@ class _Lane:
         start = 0
         while True:
             start, need_u8, need_f32 = self.call(
-                addresses, sizes, start, self.fns, self.ints, self.floats, *self.tables, seed,
-                first, mirrors, norm.mean, norm.inv_std, out, status, u8, f32)
+                addresses, sizes, places, start, self.fns, self.ints, self.floats,
+                *self.tables, seed, first, mirrors, norm.mean, norm.inv_std, status, u8, f32)
             if start == k:
-                return [None if status[j] else out[j] for j in range(k)]
+                return [None if status[j] else outs[j] for j in range(k)]
             u8 = u8 if need_u8 <= u8.size else np.empty(need_u8 * 5 // 4, np.uint8)
             f32 = f32 if need_f32 <= f32.size else np.empty(need_f32 * 5 // 4, np.float32)
             self.scratch.arrays = u8, f32

@@ -25,7 +25,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from llvmlite import ir
 from numba import carray, types
 from numba.extending import intrinsic
 
@@ -66,32 +65,42 @@ _jpeg_exif = njit(inline="always")(decode_header.jpeg_exif)
 _exif_orientation = njit(inline="always")(decode_header.exif_orientation)
 
 
-@intrinsic
-def _bytes_at(typingctx, address):  # pragma: no cover - compiled
-    """The uint8 pointer at an address (an int64 from ``ndarray.ctypes.data``)."""
-    if not isinstance(address, types.Integer):
-        return None
+def _pointer(dtype):
+    """An intrinsic: the ``dtype`` pointer at an address (an int64 from ``ctypes.data``)."""
 
-    def codegen(context, builder, sig, args):
-        return builder.inttoptr(args[0], ir.IntType(8).as_pointer())
+    @intrinsic
+    def at(typingctx, address):  # pragma: no cover - compiled
+        if not isinstance(address, types.Integer):
+            return None
 
-    return types.CPointer(types.uint8)(address), codegen
+        def codegen(context, builder, sig, args):
+            return builder.inttoptr(args[0], context.get_value_type(sig.return_type))
+
+        return types.CPointer(dtype)(address), codegen
+
+    return at
+
+
+_bytes_at, _floats_at = _pointer(types.uint8), _pointer(types.float32)
 
 
 @njit(nogil=True, cache=True)
-def decode_resize_chunk(addresses, sizes, start, fns, ints, floats, min_table, mag_table, seed,
-                        first, mirrors, mean, inv_std, out, status, u8,
+def decode_resize_chunk(addresses, sizes, outs, start, fns, ints, floats, min_table, mag_table,
+                        seed, first, mirrors, mean, inv_std, status, u8,
                         f32):  # pragma: no cover - compiled
     """``decode_resize_chw`` for samples ``start``, ``start + 1``, ... of a chunk, in one
-    call: sample j's bytes are ``sizes[j]`` at ``addresses[j]`` (the caller keeps them
-    alive; size 0 is handed back), its window stream index ``first + j``, its output
-    ``out[j]`` and its status ``status[j]``. Returns (j, u8 size, f32 size) when sample j
-    needs larger scratch (call again from j with it), else (number of samples, 0, 0)."""
+    call: sample j's bytes are ``sizes[j]`` at ``addresses[j]`` (size 0 is handed back),
+    its (C, h, w) float32 output at ``outs[j]`` (the caller keeps both alive), its window
+    stream index ``first + j``, its status ``status[j]``. Returns (j, u8 size, f32 size)
+    when sample j needs larger scratch (call again from j with it), else (number of
+    samples, 0, 0)."""
+    shape = (3, ints[I_CROP_H], ints[I_CROP_W])
     for j in range(start, addresses.size):
         data = carray(_bytes_at(addresses[j]), sizes[j])
+        out = carray(_floats_at(outs[j]), shape)
         st, need_u8, need_f32 = decode_resize_chw(
             data, fns, ints, floats, min_table, mag_table, seed, first + np.uint64(j),
-            mirrors[j], mean, inv_std, out[j], u8, f32)
+            mirrors[j], mean, inv_std, out, u8, f32)
         status[j] = st
         if st == SMALL:
             return j, need_u8, need_f32
