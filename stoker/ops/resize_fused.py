@@ -441,8 +441,9 @@ def _decode_scaled(data: np.ndarray, opts: dict, dec: dict, info: D.ImageInfo,
     g = plan.geom
     scaled = R.ResizeGeometry(g.out_h, g.out_w, y0 + (g.lo_y - dy) * sy, x0 + (g.lo_x - dx) * sx,
                               y0 + (g.hi_y - dy) * sy, x0 + (g.hi_x - dx) * sx)
-    # (The remembered taps, though a scaled geometry rarely repeats: only 4% of train's
-    # windows come here, and window_taps would compile for them on a first run: 1.4 s.)
+    # (The remembered taps, though a scaled geometry rarely repeats: few windows come here,
+    # 3-4% of train's where the compiled call (``_Lane``, which does the same) does not
+    # take the chain, and window_taps would compile for them on a first run: 1.4 s.)
     taps = resampling_taps(image.shape[:2], scaled, resampler)
     if plan.window is not None:
         taps = taps.window(*plan.window, plan.mirror)

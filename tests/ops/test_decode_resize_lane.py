@@ -16,6 +16,7 @@ import stoker.ops.resize_fused as RF
 from stoker import fn, pipeline_def, types
 from stoker.cli.pipelines import MEAN, STD
 from stoker.errors import SampleError
+from stoker.kernels.cpu import decode as D
 from stoker.kernels.cpu import decode_header
 from stoker.kernels.cpu import resize as R
 from stoker.kernels.cpu.compiled import loops
@@ -52,26 +53,27 @@ INPUTS = [
 ]
 
 
-def _pipeline(data, kind, resize_args, mirror, seed=3):
+def _pipeline(data, kind, resize_args, mirror, seed=3, decode_args=None, crop=(180, 190)):
     @pipeline_def(batch_size=len(data), num_threads=2, device_id=None, seed=seed)
     def pipe():
         encoded = fn.external_source(source=lambda: data)
         if kind == "train":
-            images = fn.decoders.image_random_crop(encoded, output_type=types.RGB)
+            images = fn.decoders.image_random_crop(encoded, output_type=types.RGB,
+                                                   **(decode_args or {}))
             images = fn.resize(images, resize_x=224, resize_y=200, **resize_args)
         else:
             images = fn.decoders.image(encoded, output_type=types.RGB)
             images = fn.random_resized_crop(images, size=[200, 224], **resize_args)
         m = fn.random.coin_flip() if mirror == "random" else mirror
         return fn.crop_mirror_normalize(images, dtype=types.FLOAT, output_layout="CHW",
-                                        mean=MEAN, std=STD, mirror=m, crop=(180, 190))
+                                        mean=MEAN, std=STD, mirror=m, crop=crop)
 
     p = pipe()
     p.build()
     return p
 
 
-def _run(monkeypatch, lane, *args, batches=2):
+def _run(monkeypatch, lane, *args, batches=2, **kwargs):
     """The outputs, and per sample whether the compiled call did it (None: not asked)."""
     done: list = []
     made: list = []  # (pipelines of earlier tests may still be making batches ahead)
@@ -92,7 +94,7 @@ def _run(monkeypatch, lane, *args, batches=2):
 
         m.setattr(RF._Lane, "run", counted)
         m.setattr(RF._Lane, "make", staticmethod(remembered))
-        p = _pipeline(*args)
+        p = _pipeline(*args, **kwargs)
         outs = [[np.array(s) for s in p.run()[0]] for _ in range(batches)]
     return outs, dict(done)
 
@@ -129,13 +131,49 @@ def test_both_pass_orders_are_taken():
     assert orders == {True, False}
 
 
-def test_windows_the_driver_decodes_at_a_dct_scale_are_handed_back(monkeypatch):
-    data = [d for name, d, _ in INPUTS if name == "large"] * 4
-    want, _ = _run(monkeypatch, False, data, "train", {}, 1, batches=1)
-    got, done = _run(monkeypatch, True, data, "train", {}, 1, batches=1)
-    for w, g in zip(want[0], got[0], strict=True):
-        np.testing.assert_array_equal(g, w)
-    assert not all(done.values())  # large windows of a 700x900 image shrink 2x or more
+# Images whose train windows often shrink 2x or more (4x for the last one).
+LARGE = [
+    _encode(_rgb(700, 900, 9), quality=90),
+    _encode(_rgb(820, 760, 10), quality=90, subsampling=0),
+    _encode(_rgb(900, 1000, 11), quality=85, subsampling=1),
+    _encode(_rgb(760, 800, 12).convert("L"), quality=90),
+    _encode(_rgb(1000, 900, 13), quality=90, progressive=True),
+    _encode(_rgb(1500, 1700, 14), quality=90),
+]
+
+
+@pytest.mark.parametrize("decode_args,crop", [
+    ({}, (180, 190)),
+    ({"random_area": [1.0, 1.0], "num_attempts": 1}, (200, 224)),  # the whole image
+])
+def test_windows_decoded_at_a_dct_scale_equal_the_driver_bit_for_bit(decode_args, crop,
+                                                                      monkeypatch):
+    """The call decodes such windows at the driver's DCT scale, over the driver's region
+    (a part of the scaled image, or all of it), and resamples them with the driver's taps."""
+    scaled, real = [], D.decode_scaled
+
+    def recorded(data, min_size, **kw):
+        image, window = real(data, min_size, **kw)
+        info, (y, x, h, w) = kw["info"], kw["roi"]
+        denom = round(h / (window[2] - window[0]))
+        full_h, full_w = -(-info.height // denom), -(-info.width // denom)
+        whole = -(-(y + h) // denom) - y // denom >= full_h and \
+            -(-(x + w) // denom) - x // denom >= full_w
+        scaled.append((denom, whole))
+        return image, window
+
+    monkeypatch.setattr(D, "decode_scaled", recorded)
+    want, _ = _run(monkeypatch, False, LARGE, "train", {}, "random", batches=3,
+                   decode_args=decode_args, crop=crop)
+    got, done = _run(monkeypatch, True, LARGE, "train", {}, "random", batches=3,
+                     decode_args=decode_args, crop=crop)
+    for batch_want, batch_got in zip(want, got, strict=True):
+        for w, g in zip(batch_want, batch_got, strict=True):
+            np.testing.assert_array_equal(g, w)
+    assert all(done.values())
+    kinds = set(scaled)  # (the driver's run only: the call does its own)
+    assert {2, 4} <= {d for d, _ in kinds}
+    assert {w for _, w in kinds} == ({True} if decode_args else {False})
 
 
 def test_a_truncated_jpeg_fails_as_the_driver_fails_it(monkeypatch):

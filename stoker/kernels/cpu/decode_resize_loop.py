@@ -9,9 +9,10 @@ Here the same kernels run in the same order, so the output is the driver's bit f
 what the call does not cover it hands back (``FALLBACK``) before it has written
 anything, and the driver does the image (and raises its errors): data that is not a
 JPEG, a header libjpeg-turbo refuses, an Exif orientation to apply, CMYK, lossless or
-unusual sampling, data without its end marker, a window the driver would decode at a DCT
-scale, and any decode failure or warning. ``decode_resize_chunk`` runs it for a chunk of
-samples, so the executor's threads take the GIL once per chunk, not once per image.
+unusual sampling, data without its end marker, and any decode failure or warning. A
+window that shrinks 2x or more is decoded at a DCT scale, as the driver decodes it.
+``decode_resize_chunk`` runs it for a chunk of samples, so the executor's threads take
+the GIL once per chunk, not once per image.
 
 Arguments: the encoded bytes (1-D uint8), ``fns`` (``turbojpeg._fns``), the operator's
 constants packed once (``ints``, ``floats`` indexed by the I_ and F_ names below; the
@@ -141,17 +142,40 @@ def decode_resize_chw(data, fns, ints, floats, min_table, mag_table, seed, index
     # literal False would compile the taps' functions a second time, a second longer)
     tx, wtx, sx, rx, whole_x, sup_x = _axis(ow, lo_x, hi_x, in_w, ints, floats, min_table,
                                             mag_table, ints[I_CROP_X], ints[I_CROP_W], mirror)
-    if ints[I_DCT_SCALING] and _dct_scale(ry, rx, ints[I_CROP_H], ints[I_CROP_W]) > 1:
-        _void(fns[FN_DESTROY], (handle,))  # (the driver decodes it at a DCT scale)
-        return FALLBACK, 0, 0
-    # the source region, decoded as turbojpeg.decode decodes it: whole, or rows [y, y + ry)
-    # of columns [x0, x1) (an iMCU of margin each side), the window cut from them
-    rows_first = _rows_first(whole_y, whole_x, oh, ow, sup_y, sup_x)
+    # The region decoded, as turbojpeg.decode decodes it: rows [dec_y, dec_y + dec_h) of
+    # columns [x0, x1) (an iMCU of margin each side; region width 0: the whole image) at
+    # 1/denom scale; the source the taps read starts at (src_y, src_x) in it.
     y, x = wy + sy, wx + sx
-    whole = ry >= h and rx >= w
-    x0, x1 = (0, w) if whole else _decoded_columns(x, rx, max(1, _MCU_W[subsamp]), w)
+    denom = _dct_scale(ry, rx, ints[I_CROP_H], ints[I_CROP_W]) if ints[I_DCT_SCALING] else 1
+    if denom == 1:
+        whole = ry >= h and rx >= w
+        x0, x1 = (0, w) if whole else _decoded_columns(x, rx, max(1, _MCU_W[subsamp]), w)
+        dec_y, dec_h, width, src_y, src_x = y, ry, 0 if whole else x1 - x0, 0, x - x0
+    else:
+        # decode.decode_scaled's window, the whole pixels around the source region at
+        # that scale, and resize_fused._decode_scaled's taps of the same output on it
+        full_h, full_w = (h + denom - 1) // denom, (w + denom - 1) // denom
+        ys, xs = y // denom, x // denom
+        hs = min(full_h, -(-(y + ry) // denom)) - ys
+        ws = min(full_w, -(-(x + rx) // denom)) - xs
+        fy0, fx0 = y / denom - ys, x / denom - xs
+        fy = ((y + ry) / denom - ys - fy0) / ry
+        fx = ((x + rx) / denom - xs - fx0) / rx
+        ty, wty, sy, ry, whole_y, sup_y = _axis(
+            oh, fy0 + (lo_y - sy) * fy, fy0 + (hi_y - sy) * fy, hs, ints, floats, min_table,
+            mag_table, ints[I_CROP_Y], ints[I_CROP_H], ints[I_CROP_H] < 0)
+        tx, wtx, sx, rx, whole_x, sup_x = _axis(
+            ow, fx0 + (lo_x - sx) * fx, fx0 + (hi_x - sx) * fx, ws, ints, floats, min_table,
+            mag_table, ints[I_CROP_X], ints[I_CROP_W], mirror)
+        if hs >= full_h and ws >= full_w:
+            x0, x1 = 0, full_w
+            dec_y, dec_h, width, src_y, src_x = 0, full_h, 0, ys + sy, xs + sx
+        else:
+            x0, x1 = _decoded_columns(xs, ws, max(1, _MCU_W[subsamp] // denom), full_w)
+            dec_y, dec_h, width, src_y, src_x = ys, hs, x1 - x0, sy, xs - x0 + sx
+    rows_first = _rows_first(whole_y, whole_x, oh, ow, sup_y, sup_x)
     pitch = (x1 - x0) * 3
-    at_t = _aligned(ry * pitch + 32)  # (room for transpose_rgb's reads)
+    at_t = _aligned(dec_h * pitch + 32)  # (room for transpose_rgb's reads)
     a, b = (ints[I_CROP_H], rx) if rows_first else (ints[I_CROP_W], ry)
     at_tmp_t = _aligned(3 * a * b)
     at_planes = at_tmp_t + _aligned(3 * a * b)
@@ -160,15 +184,15 @@ def decode_resize_chw(data, fns, ints, floats, min_table, mag_table, seed, index
     if need_u8 > u8.size or need_f32 > f32.size:
         _void(fns[FN_DESTROY], (handle,))
         return SMALL, need_u8, need_f32
-    buf = u8[:ry * pitch]
+    buf = u8[:dec_h * pitch]
     if decompress(fns, handle, data.ctypes.data, n, buf, _RGB, ints[I_FAST_IDCT] != 0, False,
-                  1, 1, x0, y, 0 if whole else x1 - x0, ry) != 0:
+                  1, denom, x0, dec_y, width, dec_h) != 0:
         _void(fns[FN_DESTROY], (handle,))
         return FALLBACK, 0, 0
-    rows = buf.reshape(ry, pitch)[:, (x - x0) * 3:(x - x0 + rx) * 3]
+    rows = buf.reshape(dec_h, pitch)[src_y:src_y + ry, src_x * 3:(src_x + rx) * 3]
     # resize.first_pass_source's source, then _resample_chw's one call
     if rows_first:
-        src = buf.reshape(ry, x1 - x0, 3)[:, x - x0:x - x0 + rx]
+        src = buf.reshape(dec_h, x1 - x0, 3)[src_y:src_y + ry, src_x:src_x + rx]
         first, wfirst, second, wsecond = ty, wty, tx, wtx
     else:
         t = u8[at_t:at_t + rx * (ry + 3) * 3].reshape(rx, ry + 3, 3)  # (room after rows)
