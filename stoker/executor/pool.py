@@ -33,7 +33,9 @@ class _Job:
         self.done = threading.Event()
         self.claimed: Any = None  # the pool whose idle worker try_submit promised it
 
-    def work(self) -> None:
+    def work(self, keep: int = 0) -> None:
+        """Does tasks until none is left unclaimed, or (``keep``) until at most that many
+        are: the other threads do those."""
         while True:
             i = next(self.counter)
             if i >= self.n:
@@ -46,6 +48,8 @@ class _Job:
                 self.pending -= 1
                 if self.pending == 0:
                     self.done.set()
+            if self.n - 1 - i <= keep:
+                return
 
 
 class WorkerPool:
@@ -107,6 +111,23 @@ class WorkerPool:
         for _ in range(min(len(self._threads), n - 1)):
             self._tasks.put(job)
         job.work()
+        return self.collect(job)
+
+    def start(self, fn: Callable[[int], Any], n: int, keep: int) -> _Job:
+        """``map`` that returns before the end: this thread does tasks until at most
+        ``keep`` are left unclaimed, the workers the rest; ``collect(job)`` waits for them
+        (the caller goes on meanwhile: the workers' last tasks overlap its next work)."""
+        if self._closed:
+            raise RuntimeError("the worker pool is closed")
+        job = _Job(fn, n)
+        for _ in range(min(len(self._threads), n)):
+            self._tasks.put(job)
+        job.work(keep if self._threads else 0)
+        return job
+
+    def collect(self, job: _Job) -> list[Any]:
+        """A started job's results, once every task is done; re-raises the lowest-index
+        error."""
         job.done.wait()
         for err in job.errors:
             if err is not None:

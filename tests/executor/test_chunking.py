@@ -82,3 +82,33 @@ def test_cheap_batches_go_two_in_flight_with_the_same_results() -> None:
             np.testing.assert_array_equal(x.as_array(), y.as_array())
     assert pipelined._runtime.executor.deferred > 0
     assert sync._runtime.executor.deferred == 0
+
+
+def test_costly_batches_leave_their_last_chunks_to_the_workers_with_the_same_results():
+    """A split last stage: the producer starts the next batch while the workers finish the
+    last chunks (executor.Deferred); same values, same order as synchronous execution."""
+    def make(pipelined: bool):
+        @pipeline_def(batch_size=24, num_threads=3, device_id=None, seed=5,
+                      exec_pipelined=pipelined, prefetch_queue_depth=2)
+        def p():
+            x = fn.external_source(source=lambda info: np.full(
+                (5 + info.idx_in_epoch % 4, 6, 3), info.idx_in_epoch % 251, np.uint8),
+                batch=False, layout="HWC")
+            return fn.resize(fn.flip(x, horizontal=fn.random.coin_flip()), size=[3, 4])
+
+        pipe = p()
+        pipe.build()
+        ex = pipe._runtime.executor
+        ex.WHOLE_BATCH_SECONDS = 0.0  # (these batches are cheap: split them anyway)
+        ex.MIN_CHUNK_SECONDS = 1e-9
+        return pipe
+
+    sync, pipelined = make(False), make(True)
+    for _ in range(30):
+        a, b = sync.run(), pipelined.run()
+        for x, y in zip(a, b, strict=True):
+            assert len(x) == len(y) == 24
+            for i in range(24):
+                np.testing.assert_array_equal(x.at(i), y.at(i))
+    assert pipelined._runtime.executor.deferred > 0
+    assert sync._runtime.executor.deferred == 0
