@@ -325,11 +325,9 @@ class Executor:
             op: infos.get(plan.info_from.get(op.outputs[0])) for op in stage.ops
         }
 
-        def run_chunk(k: int) -> dict[DataNode, Value]:
-            chunk_start = perf_counter()
-            lo, hi = chunks[k]
+        def run_ops(ops: list[OpNode], lo: int, hi: int) -> dict[DataNode, Value]:
             local: dict[DataNode, Value] = {}
-            for op in stage.ops:
+            for op in ops:
                 ins = [local[x] if x in local else _take(values[x], lo, hi) for x in op.inputs]
                 argv = {key: local[x] if x in local else _take(values[x], lo, hi)
                         for key, x in op.arg_nodes.items()}
@@ -343,13 +341,18 @@ class Executor:
                                     perf_counter())
                 for node, out in zip(op.outputs, outs, strict=True):
                     local[node] = out
+            return local
+
+        def run_chunk(k: int) -> dict[DataNode, Value]:
+            chunk_start = perf_counter()
+            local = run_ops(ops, *chunks[k])
             spent[k] = perf_counter() - chunk_start
-            return {node: local[node] for node in stage.live_out}
+            return {node: local[node] for node in live_out}
 
         def finish(results: list[dict[DataNode, Value]]) -> None:
             self._measure(stage, sum(spent), n)
             start = perf_counter()
-            for node in stage.live_out:
+            for node in live_out:
                 values[node] = merge([r[node] for r in results])
             if profiler is not None:
                 profiler.record("(merge chunks)", "sample", bctx.iteration, start,
@@ -357,6 +360,13 @@ class Executor:
 
         spent = [0.0] * len(chunks)
         profiler = self.profiler
+        ops, live_out = stage.ops, stage.live_out
+        if stage.early and len(chunks) > 1:
+            # The batch's draws (compile._mark_draws) once, here; the chunks read them.
+            drawn = run_ops(stage.early, 0, n)
+            values.update(drawn)
+            ops = [op for op in ops if op not in stage.early]
+            live_out = [node for node in live_out if node not in drawn]
         if defer:
             # The worker and the queued batch must not hold the pipeline (garbage
             # collection closes it): a copy of the batch context without it.

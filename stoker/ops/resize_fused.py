@@ -331,10 +331,9 @@ class _Lane:
         """The outputs of a chunk's samples; None for each one the call hands back (the
         driver does it: it raises the errors, and passes on on_error="skip"'s stand-ins).
 
-        Each output is its own recycled array: one block per chunk, in the guided chunks'
-        ten sizes, left 77 MB of free blocks waiting for a chunk of their size (train's
-        peak RSS +50 MB), and one per batch, taken when the batch starts, kept one more
-        batch resident (+33 MB)."""
+        Each output is its own recycled array, so outputs of one size recycle exactly: one
+        block per chunk (of the guided chunks' ten sizes) or per batch raised train's peak
+        RSS by 50 and 33 MB."""
         k = len(datas)
         addresses, sizes = np.zeros(k, np.int64), np.zeros(k, np.int64)  # (0: handed back)
         for j, data in enumerate(datas):
@@ -385,9 +384,6 @@ class _DecodeResizeOp(SampleOp):
                 outs[j] = self._per_sample([x[j:j + 1] for x in ins],
                                            {key: v[j:j + 1] for key, v in argv.items()}, one)[0][0]
         return (outs,)
-
-
-_SMALL = 2  # (decode_resize_loop.SMALL, without importing numba)
 
 
 def _mirrored(value: Any) -> bool:

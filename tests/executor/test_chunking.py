@@ -24,11 +24,38 @@ def _image_stage(p):
                 any(op.schema.name == "resize" for op in s.ops))
 
 
-def test_batch_draws_run_once_before_the_stage_that_reads_them():
-    """coin_flip has no inputs: one call draws the batch, in a stage before the images'
-    (each chunk would call it again); an operator with inputs stays in the stage."""
-    stages = [[op.schema.name for op in s.ops] for s in _pipe(threads=2)._plan.stages]
-    assert stages == [["external_source"], ["random.coin_flip"], ["flip", "resize"]]
+def test_batch_draws_run_once_per_batch_when_the_stage_is_split():
+    """coin_flip has no inputs: a split stage draws the batch once, before its chunks
+    (each would call it again); a stage run whole calls it inside. Same values."""
+    calls, chunks = [], []
+
+    def run(threads: int, whole: bool):
+        p = _pipe(threads)
+        ex = p._runtime.executor
+        stage = _image_stage(p)
+        assert [op.schema.name for op in stage.early] == ["random.coin_flip"]
+        flip = next(i for op, i in ex.instances.items() if op.schema.name == "random.coin_flip")
+        real = flip.run_chunk
+        flip.run_chunk = lambda ins, argv, ctx: calls.append(ctx.n) or real(ins, argv, ctx)
+        resize = next(i for op, i in ex.instances.items() if op.schema.name == "resize")
+        real_resize = resize.run_chunk
+        resize.run_chunk = lambda ins, argv, ctx: chunks.append(ctx.n) or real_resize(
+            ins, argv, ctx)
+        ex._cost[id(stage)] = 1e-6 if whole else 1e-3  # (1 ms per sample: split it)
+        ex.WHOLE_BATCH_SECONDS = 1.0 if whole else 0.0
+        ex.MIN_CHUNK_SECONDS = 1e-3 if whole else 1e-9
+        ex._measure = lambda *a: None  # (keep the cost set above)
+        out = [np.array(x) for x in p.run()[0]]
+        p.close()  # (no batch made ahead after this)
+        return out
+
+    split = run(2, whole=False)  # (a batch or more: the prefetch queue's)
+    assert calls and set(calls) == {64} and max(chunks) < 64 and len(chunks) > len(calls)
+    calls.clear(), chunks.clear()
+    whole = run(2, whole=True)
+    assert calls and set(calls) == set(chunks) == {64}  # inside each batch's one chunk
+    for a, b in zip(split, whole, strict=True):
+        np.testing.assert_array_equal(a, b)
 
 
 def test_costly_samples_get_chunks_that_shrink_towards_the_batch_end():
