@@ -108,7 +108,7 @@ def decode_resize_chunk(addresses, sizes, outs, start, fns, ints, floats, min_ta
     return addresses.size, 0, 0
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, inline="always")
 def decode_resize_chw(data, fns, ints, floats, min_table, mag_table, seed, index, mirror,
                       mean, inv_std, out, u8, f32):  # pragma: no cover - compiled
     """(status, u8 size, f32 size): DONE with ``out`` written; FALLBACK with nothing done
