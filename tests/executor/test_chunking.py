@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from stoker import fn, pipeline_def
+from stoker.errors import SampleError
 
 
 def _pipe(threads: int):
@@ -139,3 +141,34 @@ def test_costly_batches_leave_their_last_chunks_to_the_workers_with_the_same_res
                 np.testing.assert_array_equal(x.at(i), y.at(i))
     assert pipelined._runtime.executor.deferred > 0
     assert sync._runtime.executor.deferred == 0
+
+
+def test_an_error_in_a_chunk_left_to_the_workers_surfaces_at_its_own_batch():
+    """A sample that fails in a split last stage's last chunk (the workers', after the
+    producer moved on): its batch raises, naming the sample; the batches around it come
+    out whole and in order."""
+    import cv2
+
+    def jpeg(i):
+        if i == 2 * 24 + 23:  # batch 2's last sample
+            return np.frombuffer(b"\xff\xd8\xff\xe0 not a jpeg", np.uint8)
+        return cv2.imencode(".jpg", np.full((6, 8, 3), i % 251, np.uint8))[1].reshape(-1)
+
+    @pipeline_def(batch_size=24, num_threads=3, device_id=None, seed=5,
+                  prefetch_queue_depth=3)
+    def p():
+        data = fn.external_source(source=lambda info: jpeg(info.idx_in_epoch), batch=False)
+        return fn.resize(fn.decoders.image(data), size=[3, 4])
+
+    pipe = p()
+    pipe.build()
+    ex = pipe._runtime.executor
+    ex.WHOLE_BATCH_SECONDS, ex.MIN_CHUNK_SECONDS = 0.0, 1e-9
+    for k in range(2):
+        out = pipe.run()[0]
+        assert [int(np.array(out.at(i))[0, 0, 0]) for i in (0, 23)] == [24 * k, 24 * k + 23]
+    with pytest.raises(SampleError, match="decoders.image.*sample 23 of batch 2"):
+        pipe.run()
+    assert int(np.array(pipe.run()[0].at(0))[0, 0, 0]) == 72
+    assert ex.deferred > 0
+    pipe.close()
