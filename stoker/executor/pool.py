@@ -32,6 +32,8 @@ class _Job:
         self.lock = threading.Lock()
         self.done = threading.Event()
         self.claimed: Any = None  # the pool whose idle worker try_submit promised it
+        if n == 0:
+            self.done.set()
 
     def work(self, keep: int = 0) -> None:
         """Does tasks until none is left unclaimed, or (``keep``) until at most that many
@@ -103,15 +105,7 @@ class WorkerPool:
 
     def map(self, fn: Callable[[int], Any], n: int) -> list[Any]:
         """``[fn(0), ..., fn(n-1)]`` computed on the pool; re-raises the lowest-index error."""
-        if self._closed:
-            raise RuntimeError("the worker pool is closed")
-        if n == 0:
-            return []
-        job = _Job(fn, n)
-        for _ in range(min(len(self._threads), n - 1)):
-            self._tasks.put(job)
-        job.work()
-        return self.collect(job)
+        return self.collect(self.start(fn, n, 0))
 
     def start(self, fn: Callable[[int], Any], n: int, keep: int) -> _Job:
         """``map`` that returns before the end: this thread does tasks until at most
@@ -120,7 +114,7 @@ class WorkerPool:
         if self._closed:
             raise RuntimeError("the worker pool is closed")
         job = _Job(fn, n)
-        for _ in range(min(len(self._threads), n)):
+        for _ in range(min(len(self._threads), n - 1)):  # (this thread does one at least)
             self._tasks.put(job)
         job.work(keep if self._threads else 0)
         return job

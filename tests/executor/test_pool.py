@@ -48,6 +48,7 @@ def test_start_on_a_pool_without_workers_does_every_task():
     try:
         job = pool.start(lambda i: i + 1, 4, keep=2)
         assert job.done.is_set() and pool.collect(job) == [1, 2, 3, 4]
+        assert pool.map(lambda i: i, 0) == []
     finally:
         pool.close()
 
