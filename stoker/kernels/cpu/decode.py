@@ -256,6 +256,19 @@ def _decode_pillow(buf: np.ndarray) -> np.ndarray | None:
     return arr
 
 
+def scaled_window(y: int, x: int, h: int, w: int, height: int, width: int, denom: int
+                  ) -> tuple[int, int, int, int, float, float, float, float]:
+    """The whole pixels [y0, y1) x [x0, x1) of a height x width image decoded at 1/denom
+    scale that cover its window (y, x, h, w), and the window's fractional place in them:
+    (y0, x0, y1, x1, top, left, bottom, right). (Compiled too: ``decode_resize_loop``;
+    so the scaled size, ``turbojpeg.scaled``, is written out.)"""
+    y0, x0 = y // denom, x // denom
+    y1 = min((height + denom - 1) // denom, -(-(y + h) // denom))
+    x1 = min((width + denom - 1) // denom, -(-(x + w) // denom))
+    return (y0, x0, y1, x1, y / denom - y0, x / denom - x0, (y + h) / denom - y0,
+            (x + w) / denom - x0)
+
+
 def _decode_jpeg(buf: np.ndarray, info: ImageInfo, output_type: str,
                  stored: tuple[int, int, int, int] | None, denom: int, fast_idct: bool,
                  transient: bool) -> tuple[np.ndarray, str, tuple[float, float, float, float]]:
@@ -269,19 +282,12 @@ def _decode_jpeg(buf: np.ndarray, info: ImageInfo, output_type: str,
     else:
         fmt = "RGB"
     scale = (1, denom)
-    full_h = turbojpeg.scaled(info.height, scale)
-    full_w = turbojpeg.scaled(info.width, scale)
     if stored is None:
         window = (0.0, 0.0, info.height / denom, info.width / denom)
         region = None
     else:
-        y, x, h, w = stored
-        # The decoded region covers the window's scaled extent, whole pixels outward.
-        y0, x0 = y // denom, x // denom
-        y1 = min(full_h, -(-(y + h) // denom))
-        x1 = min(full_w, -(-(x + w) // denom))
-        region = (y0, x0, y1 - y0, x1 - x0)
-        window = (y / denom - y0, x / denom - x0, (y + h) / denom - y0, (x + w) / denom - x0)
+        y0, x0, y1, x1, *frac = scaled_window(*stored, info.height, info.width, denom)
+        region, window = (y0, x0, y1 - y0, x1 - x0), tuple(frac)
     try:
         img = turbojpeg.decode(buf, pixel_format=fmt, scale=scale, roi=region,
                                fast_idct=fast_idct, transient=transient)

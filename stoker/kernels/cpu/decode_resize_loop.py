@@ -57,9 +57,11 @@ _RGB = PIXEL_FORMATS["RGB"][0]
 _COLOR = (0, 1, 2)  # RGB, YCbCr, GRAY: libjpeg-turbo converts them to RGB itself
 _MCU_W = tuple(_MCU[k][0] for k in range(len(_MCU)))
 # The driver's own arithmetic, compiled from its one source: the pass order, the columns a
-# window's decode covers, the DCT scale it would decode at.
+# window's decode covers, the DCT scale it would decode at and the scaled window.
 _rows_first = njit(inline="always")(resize._rows_first)
 _decoded_columns = njit(inline="always")(turbojpeg.decoded_columns)
+_scaled = njit(inline="always")(turbojpeg.scaled)
+_scaled_window = njit(inline="always")(decode.scaled_window)
 _dct_scale = njit(inline="always")(decode.dct_scale)
 # The header reader's Exif walk, compiled from its source too.
 _jpeg_exif = njit(inline="always")(decode_header.jpeg_exif)
@@ -154,19 +156,16 @@ def decode_resize_chw(data, fns, ints, floats, min_table, mag_table, seed, index
     else:
         # decode.decode_scaled's window, the whole pixels around the source region at
         # that scale, and resize_fused._decode_scaled's taps of the same output on it
-        full_h, full_w = (h + denom - 1) // denom, (w + denom - 1) // denom
-        ys, xs = y // denom, x // denom
-        hs = min(full_h, -(-(y + ry) // denom)) - ys
-        ws = min(full_w, -(-(x + rx) // denom)) - xs
-        fy0, fx0 = y / denom - ys, x / denom - xs
-        fy = ((y + ry) / denom - ys - fy0) / ry
-        fx = ((x + rx) / denom - xs - fx0) / rx
+        ys, xs, ye, xe, fy0, fx0, fy1, fx1 = _scaled_window(y, x, ry, rx, h, w, denom)
+        hs, ws = ye - ys, xe - xs
+        fy, fx = (fy1 - fy0) / ry, (fx1 - fx0) / rx
         ty, wty, sy, ry, whole_y, sup_y = _axis(
             oh, fy0 + (lo_y - sy) * fy, fy0 + (hi_y - sy) * fy, hs, ints, floats, min_table,
             mag_table, ints[I_CROP_Y], ints[I_CROP_H], ints[I_CROP_H] < 0)
         tx, wtx, sx, rx, whole_x, sup_x = _axis(
             ow, fx0 + (lo_x - sx) * fx, fx0 + (hi_x - sx) * fx, ws, ints, floats, min_table,
             mag_table, ints[I_CROP_X], ints[I_CROP_W], mirror)
+        full_h, full_w = _scaled(h, (1, denom)), _scaled(w, (1, denom))
         if hs >= full_h and ws >= full_w:
             x0, x1 = 0, full_w
             dec_y, dec_h, width, src_y, src_x = 0, full_h, 0, ys + sy, xs + sx
