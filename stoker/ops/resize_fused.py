@@ -44,7 +44,7 @@ from stoker.kernels.cpu.resize_normalize import Normalize, normalize_stage, resa
 from stoker.ops import decoders
 from stoker.ops import resize as resize_ops
 from stoker.ops.base import SampleOp
-from stoker.ops.geometry import resolve_windows, sample_kernel
+from stoker.ops.geometry import resolve_windows, sample_kernel, window_size
 from stoker.ops.normalize import _channels_vector, cmn_batch
 from stoker.ops.registry import REGISTRY, register
 from stoker.ops.schema import COMMON_ARGS, Arg, Example, Input, OpSchema, check_arg
@@ -261,9 +261,10 @@ def resize_normalize_kernel(ins: list, args: dict, ctx: Any) -> np.ndarray:
 
 
 class _Lane:
-    """``decode_resize_loop.decode_resize_chunk`` for one operator: the train chains
-    (decoders.image_random_crop -> fixed-size resize, or decoders.image ->
-    random_resized_crop; then crop_mirror_normalize to float32 CHW) with their constant
+    """``decode_resize_loop.decode_resize_chunk`` for one operator: the train and val
+    chains (decoders.image or image_random_crop -> resize to a fixed size or with
+    resize_shorter alone, or decoders.image -> random_resized_crop; then
+    crop_mirror_normalize of a constant window to float32 CHW) with their constant
     arguments packed once. What the driver below would do in about 200 us of Python
     under the GIL per JPEG, one call does for a chunk of them; it hands back (None) the
     samples it does not cover."""
@@ -288,17 +289,29 @@ class _Lane:
                 turbojpeg.COMPILED is False:
             return None
         resampler = prep.base[prep.resampler]
-        if dec["kind"] == "decoders.image_random_crop" and prep.fixed_size is not None:
-            draw, (oh, ow), rand = L.DRAW_DECODER, prep.fixed_size, dec
-        elif dec["kind"] == "decoders.image" and prep.resampler == "random_resized_crop":
+        draw = {"decoders.image": L.DRAW_NONE,
+                "decoders.image_random_crop": L.DRAW_DECODER}.get(dec["kind"])
+        rand, shorter = dec, _shorter(resampler)
+        if draw is None:
+            return None
+        if prep.resampler == "random_resized_crop":
+            if draw != L.DRAW_NONE:
+                return None
             size = resampler["size"]
-            draw, oh, ow, rand = L.DRAW_RESIZE, int(size[0]), int(size[-1]), resampler
-        else:
+            draw, (oh, ow), rand = L.DRAW_RESIZE, (int(size[0]), int(size[-1])), resampler
+        elif prep.fixed_size is not None:
+            oh, ow = prep.fixed_size
+        elif shorter is None:
             return None
         resized = resize_ops.out_dtype(np.dtype(np.uint8), resampler)
         mn, mg = resize_ops.filters(resampler)
-        window = prep._window(oh, ow, cmn)
-        if resized not in _FAST_TYPES or not {mn, mg} <= R.BASE_WIDTH.keys() or window is None:
+        if shorter is None:
+            window = prep._window(oh, ow, cmn)
+        else:  # (the anchor is the image's; a window leaving it is handed back)
+            oh = ow = 0
+            window = (0, 0, *window_size(cmn, 1, -1, -1))
+        if resized not in _FAST_TYPES or not {mn, mg} <= R.BASE_WIDTH.keys() or \
+                window is None or min(window[2:]) < 1:
             return None  # (nearest neighbour, or a kind pick_filter refuses, is the driver's)
         norm = prep.normalize(cmn, 3, resized)
         if norm.table is not None or not norm.channels_first or norm.dtype != np.float32:
@@ -308,17 +321,24 @@ class _Lane:
         except ImportError:
             return None
         ints = np.zeros(L.N_INTS, np.int64)
-        ints[[L.I_SCAN_LIMIT, L.I_MAX_PIXELS, L.I_ORIENT, L.I_DRAW, L.I_ATTEMPTS]] = (
+        ints[[L.I_SCAN_LIMIT, L.I_MAX_PIXELS, L.I_ORIENT, L.I_DRAW]] = (
             turbojpeg.SCAN_LIMIT, D.MAX_PIXELS, prep.decode_options["adjust_orientation"],
-            draw, rand["num_attempts"])
+            draw)
         ints[[L.I_OUT_H, L.I_OUT_W, L.I_CROP_Y, L.I_CROP_X, L.I_CROP_H, L.I_CROP_W]] = (
             oh, ow, *window)
         ints[[L.I_FAST_IDCT, L.I_DCT_SCALING, L.I_ANTIALIAS, L.I_QUANTIZE]] = (
-            dec["use_fast_idct"], DCT_SCALING and draw == L.DRAW_DECODER,
+            dec["use_fast_idct"], DCT_SCALING and draw != L.DRAW_RESIZE,
             resampler.get("antialias", True), resized == np.uint8)
         floats = np.zeros(L.N_FLOATS, np.float64)
-        floats[[L.F_AREA_LO, L.F_AREA_HI, L.F_RATIO_LO, L.F_RATIO_HI]] = (
-            *rand["random_area"], *rand["random_aspect_ratio"])
+        if draw != L.DRAW_NONE:
+            ints[L.I_ATTEMPTS] = rand["num_attempts"]
+            floats[[L.F_AREA_LO, L.F_AREA_HI, L.F_RATIO_LO, L.F_RATIO_HI]] = (
+                *rand["random_area"], *rand["random_aspect_ratio"])
+        if shorter is not None:
+            ints[[L.I_SIZE, L.I_TRUNCATE]] = L.SIZE_SHORTER, cmn.get("rounding") == "truncate"
+            floats[[L.F_SHORTER, L.F_POS_Y, L.F_POS_X]] = (
+                shorter, *(float(np.asarray(cmn[k], np.float64).reshape(-1)[0])
+                           for k in ("crop_pos_y", "crop_pos_x")))
         kinds = [R.TRIANGULAR if k == R.LINEAR else k for k in (mn, mg)]
         floats[[L.F_MIN_WIDTH, L.F_MAG_WIDTH, L.F_SHIFT]] = (
             R.BASE_WIDTH[mn], R.BASE_WIDTH[mg], norm.shift)
@@ -384,6 +404,15 @@ class _DecodeResizeOp(SampleOp):
                 outs[j] = self._per_sample([x[j:j + 1] for x in ins],
                                            {key: v[j:j + 1] for key, v in argv.items()}, one)[0][0]
         return (outs,)
+
+
+def _shorter(resize: dict | None) -> float | None:
+    """resize_shorter's value where it alone gives a resize's size (the compiled call's)."""
+    if resize is None or not resize.get("resize_shorter") or \
+            resize.get("max_size") is not None or resize.get("roi_start") is not None or \
+            not resize.get("subpixel_scale", True):
+        return None
+    return float(resize["resize_shorter"])
 
 
 def _mirrored(value: Any) -> bool:

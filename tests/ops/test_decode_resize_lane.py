@@ -5,6 +5,7 @@ it does; the images it does not cover handed back to the driver."""
 from __future__ import annotations
 
 import io
+import math
 import struct
 
 import numpy as np
@@ -53,20 +54,29 @@ INPUTS = [
 ]
 
 
-def _pipeline(data, kind, resize_args, mirror, seed=3, decode_args=None, crop=(180, 190)):
+def _pipeline(data, kind, resize_args, mirror, seed=3, decode_args=None, crop=(180, 190),
+              cmn_args=None):
+    """kind: "train" (image_random_crop, resize to 200x224), "rrc" (random_resized_crop),
+    "val" (decoders.image, resize_shorter=200) or "train shorter" (image_random_crop,
+    resize_shorter=200)."""
     @pipeline_def(batch_size=len(data), num_threads=2, device_id=None, seed=seed)
     def pipe():
         encoded = fn.external_source(source=lambda: data)
-        if kind == "train":
+        if kind in ("train", "train shorter"):
             images = fn.decoders.image_random_crop(encoded, output_type=types.RGB,
                                                    **(decode_args or {}))
-            images = fn.resize(images, resize_x=224, resize_y=200, **resize_args)
         else:
-            images = fn.decoders.image(encoded, output_type=types.RGB)
+            images = fn.decoders.image(encoded, output_type=types.RGB, **(decode_args or {}))
+        if kind == "train":
+            images = fn.resize(images, resize_x=224, resize_y=200, **resize_args)
+        elif kind == "rrc":
             images = fn.random_resized_crop(images, size=[200, 224], **resize_args)
+        else:
+            images = fn.resize(images, resize_shorter=200, **resize_args)
         m = fn.random.coin_flip() if mirror == "random" else mirror
         return fn.crop_mirror_normalize(images, dtype=types.FLOAT, output_layout="CHW",
-                                        mean=MEAN, std=STD, mirror=m, crop=crop)
+                                        mean=MEAN, std=STD, mirror=m, crop=crop,
+                                        **(cmn_args or {}))
 
     p = pipe()
     p.build()
@@ -99,7 +109,7 @@ def _run(monkeypatch, lane, *args, batches=2, **kwargs):
     return outs, dict(done)
 
 
-@pytest.mark.parametrize("kind", ["train", "rrc"])
+@pytest.mark.parametrize("kind", ["train", "rrc", "val", "train shorter"])
 @pytest.mark.parametrize("resize_args,mirror", [
     ({}, "random"),
     ({"interp_type": types.INTERP_CUBIC}, 1),
@@ -142,11 +152,12 @@ LARGE = [
 ]
 
 
-@pytest.mark.parametrize("decode_args,crop", [
-    ({}, (180, 190)),
-    ({"random_area": [1.0, 1.0], "num_attempts": 1}, (200, 224)),  # the whole image
+@pytest.mark.parametrize("kind,decode_args,crop", [
+    ("train", {}, (180, 190)),
+    ("train", {"random_area": [1.0, 1.0], "num_attempts": 1}, (200, 224)),  # whole image
+    ("val", {}, (180, 190)),
 ])
-def test_windows_decoded_at_a_dct_scale_equal_the_driver_bit_for_bit(decode_args, crop,
+def test_windows_decoded_at_a_dct_scale_equal_the_driver_bit_for_bit(kind, decode_args, crop,
                                                                       monkeypatch):
     """The call decodes such windows at the driver's DCT scale, over the driver's region
     (a part of the scaled image, or all of it), and resamples them with the driver's taps."""
@@ -163,9 +174,9 @@ def test_windows_decoded_at_a_dct_scale_equal_the_driver_bit_for_bit(decode_args
         return image, window
 
     monkeypatch.setattr(D, "decode_scaled", recorded)
-    want, _ = _run(monkeypatch, False, LARGE, "train", {}, "random", batches=3,
+    want, _ = _run(monkeypatch, False, LARGE, kind, {}, "random", batches=3,
                    decode_args=decode_args, crop=crop)
-    got, done = _run(monkeypatch, True, LARGE, "train", {}, "random", batches=3,
+    got, done = _run(monkeypatch, True, LARGE, kind, {}, "random", batches=3,
                      decode_args=decode_args, crop=crop)
     for batch_want, batch_got in zip(want, got, strict=True):
         for w, g in zip(batch_want, batch_got, strict=True):
@@ -174,6 +185,34 @@ def test_windows_decoded_at_a_dct_scale_equal_the_driver_bit_for_bit(decode_args
     kinds = set(scaled)  # (the driver's run only: the call does its own)
     assert {2, 4} <= {d for d, _ in kinds}
     assert {w for _, w in kinds} == ({True} if decode_args else {False})
+
+
+@pytest.mark.parametrize("cmn_args,crop", [
+    ({"crop_pos_x": 0.0, "crop_pos_y": 1.0}, (180, 190)),
+    ({"crop_pos_x": 0.37, "crop_pos_y": 0.81, "rounding": "truncate"}, (171, 193)),
+    ({"crop_pos_x": 1.0, "crop_pos_y": 0.25, "out_of_bounds_policy": "trim_to_shape"},
+     (199, 200)),
+    # leaves some resized images (200 x 227, 348 x 200, ...): handed back, padded
+    ({"out_of_bounds_policy": "pad"}, (200, 240)),
+])
+def test_resize_shorter_windows_equal_the_driver_bit_for_bit(cmn_args, crop, monkeypatch):
+    """Where crop_mirror_normalize's window lies in each resized image (anchored as it
+    anchors it), and handing back the images it leaves."""
+    monkeypatch.setattr(RF, "DCT_SCALING", False)
+    data = [d for _, d, _ in INPUTS]
+    want, _ = _run(monkeypatch, False, data, "val", {}, 0, crop=crop, cmn_args=cmn_args)
+    got, done = _run(monkeypatch, True, data, "val", {}, 0, crop=crop, cmn_args=cmn_args)
+    for batch_want, batch_got in zip(want, got, strict=True):
+        for w, g in zip(batch_want, batch_got, strict=True):
+            assert g.shape == w.shape == (3, *crop)
+            np.testing.assert_array_equal(g, w)
+    n = len(INPUTS)
+    resized = [R.resize_output_size(Image.open(io.BytesIO(d.tobytes())).size[::-1],
+                                    resize_shorter=200) for _, d, _ in INPUTS]
+    inside = [g.out_h >= crop[0] and g.out_w >= crop[1] for g in resized]
+    assert (sum(inside) < n) == (cmn_args.get("out_of_bounds_policy") == "pad")
+    assert {i for i, ok in done.items() if ok} == \
+        {i for i in done if INPUTS[i % n][2] and inside[i % n]}
 
 
 def test_a_truncated_jpeg_fails_as_the_driver_fails_it(monkeypatch):
@@ -235,6 +274,23 @@ def test_skip_drops_the_bad_samples_of_a_chunk_as_the_driver_does(tmp_path, monk
 
 
 # -- the compiled parts -------------------------------------------------------------------------
+
+def test_resize_shorter_arithmetic_equals_the_size_rules():
+    """The scalar steps the call compiles give resize_output_size's geometry."""
+    rng = np.random.default_rng(5)
+    sizes = [(256, 256), (256, 512), (512, 256), (375, 500), (1, 7), (7, 1), (333, 333)]
+    sizes += [tuple(int(v) for v in rng.integers(1, 3000, 2)) for _ in range(300)]
+    for h, w in sizes:
+        for shorter in (256.0, 224.0, 200.0, 0.5, 91.3):
+            want = R.resize_output_size((h, w), resize_shorter=shorter)
+            req = R.shorter_request(h, w, shorter)
+            assert list(req) == R._adjust_output_size([shorter] * 2, [float(h), float(w)],
+                                                      "not_smaller", None)
+            oh, lo_y, hi_y = R.output_extent(req[0], 0.0, float(h), 1, True)
+            ow, lo_x, hi_x = R.output_extent(req[1], 0.0, float(w), 1, True)
+            assert (oh, ow, lo_y, lo_x, hi_y, hi_x) == tuple(want)
+            assert min(oh, ow) == max(1, math.floor(shorter + 0.5))  # (hand-computed)
+
 
 @pytest.mark.parametrize("h,w", [(1, 1), (1, 9), (9, 1), (8, 8), (16, 24), (17, 9), (37, 53)])
 def test_transpose_rgb_equals_numpy(h, w):

@@ -1,5 +1,6 @@
-"""The ResNet-50 train chain's fused kernel for one JPEG as one compiled call (numba, GIL
-released): header, random window, resize taps, region decode, resample and normalize.
+"""The ResNet-50 train and val chains' fused kernel for one JPEG as one compiled call
+(numba, GIL released): header, random window, resize size and taps, region decode,
+resample and normalize.
 
 ``ops/resize_fused.py`` runs the same steps as a Python driver around compiled calls
 (``decode.probe``, ``crop_window``, ``resize.window_taps``, ``decode.decode``,
@@ -9,7 +10,8 @@ Here the same kernels run in the same order, so the output is the driver's bit f
 what the call does not cover it hands back (``FALLBACK``) before it has written
 anything, and the driver does the image (and raises its errors): data that is not a
 JPEG, a header libjpeg-turbo refuses, an Exif orientation to apply, CMYK, lossless or
-unusual sampling, data without its end marker, and any decode failure or warning. A
+unusual sampling, data without its end marker, a crop window that leaves the resized
+image, and any decode failure or warning. A
 window that shrinks 2x or more is decoded at a DCT scale, as the driver decodes it.
 ``decode_resize_chunk`` runs it for a chunk of samples, so the executor's threads take
 the GIL once per chunk, not once per image.
@@ -45,13 +47,20 @@ DONE, FALLBACK, SMALL = 0, 1, 2
 # ints
 I_SCAN_LIMIT, I_MAX_PIXELS, I_ORIENT, I_DRAW, I_ATTEMPTS = 0, 1, 2, 3, 4
 I_OUT_H, I_OUT_W, I_CROP_Y, I_CROP_X, I_CROP_H, I_CROP_W = 5, 6, 7, 8, 9, 10
-I_FAST_IDCT, I_DCT_SCALING, I_ANTIALIAS, I_QUANTIZE, N_INTS = 11, 12, 13, 14, 15
+I_FAST_IDCT, I_DCT_SCALING, I_ANTIALIAS, I_QUANTIZE, I_SIZE, I_TRUNCATE, N_INTS = \
+    11, 12, 13, 14, 15, 16, 17
 # floats
-F_AREA_LO, F_AREA_HI, F_RATIO_LO, F_RATIO_HI, F_MIN_WIDTH, F_MAG_WIDTH, F_SHIFT, N_FLOATS = \
-    range(8)
-# I_DRAW: the window drawn is the decoder's (decoders.image_random_crop, then a resize
-# of the whole window to the output size), or random_resized_crop's on the whole image.
-DRAW_DECODER, DRAW_RESIZE = 1, 2
+F_AREA_LO, F_AREA_HI, F_RATIO_LO, F_RATIO_HI, F_MIN_WIDTH, F_MAG_WIDTH, F_SHIFT = range(7)
+F_SHORTER, F_POS_Y, F_POS_X, N_FLOATS = 7, 8, 9, 10
+# I_DRAW: no window drawn (decoders.image, then a resize of the whole image); the
+# decoder's (decoders.image_random_crop, then a resize of the whole window); or
+# random_resized_crop's on the whole image (to I_OUT_H x I_OUT_W).
+DRAW_NONE, DRAW_DECODER, DRAW_RESIZE = 0, 1, 2
+# I_SIZE, the resize's output size (but random_resized_crop's): I_OUT_H x I_OUT_W and
+# crop_mirror_normalize's window at (I_CROP_Y, I_CROP_X); or resize_shorter=F_SHORTER
+# (subpixel_scale on) and the window at the relative position (F_POS_Y, F_POS_X),
+# rounded (I_TRUNCATE: truncated) as crop.window_anchor rounds it.
+SIZE_FIXED, SIZE_SHORTER = 0, 1
 
 _RGB = PIXEL_FORMATS["RGB"][0]
 _COLOR = (0, 1, 2)  # RGB, YCbCr, GRAY: libjpeg-turbo converts them to RGB itself
@@ -63,6 +72,8 @@ _decoded_columns = njit(inline="always")(turbojpeg.decoded_columns)
 _scaled = njit(inline="always")(turbojpeg.scaled)
 _scaled_window = njit(inline="always")(decode.scaled_window)
 _dct_scale = njit(inline="always")(decode.dct_scale)
+_output_extent = njit(inline="always")(resize.output_extent)
+_shorter_request = njit(inline="always")(resize.shorter_request)
 # The header reader's Exif walk, compiled from its source too.
 _jpeg_exif = njit(inline="always")(decode_header.jpeg_exif)
 _exif_orientation = njit(inline="always")(decode_header.exif_orientation)
@@ -129,21 +140,33 @@ def decode_resize_chw(data, fns, ints, floats, min_table, mag_table, seed, index
         _void(fns[FN_DESTROY], (handle,))
         return FALLBACK, 0, 0
     # the window, and the resize geometry in the coordinates of the image it resizes
-    y, x, ch, cw = window_loop(seed, index, h, w, floats[F_AREA_LO], floats[F_AREA_HI],
-                               floats[F_RATIO_LO], floats[F_RATIO_HI], ints[I_ATTEMPTS])
-    oh, ow = ints[I_OUT_H], ints[I_OUT_W]
-    if ints[I_DRAW] == DRAW_DECODER:
+    y, x, ch, cw = 0, 0, h, w
+    if ints[I_DRAW] != DRAW_NONE:
+        y, x, ch, cw = window_loop(seed, index, h, w, floats[F_AREA_LO], floats[F_AREA_HI],
+                                   floats[F_RATIO_LO], floats[F_RATIO_HI], ints[I_ATTEMPTS])
+    oh, ow, crop_y, crop_x = ints[I_OUT_H], ints[I_OUT_W], ints[I_CROP_Y], ints[I_CROP_X]
+    if ints[I_DRAW] != DRAW_RESIZE:
         wy, wx, in_h, in_w = y, x, ch, cw
         lo_y, lo_x, hi_y, hi_x = 0.0, 0.0, float(ch), float(cw)
     else:
         wy, wx, in_h, in_w = 0, 0, h, w
         lo_y, lo_x, hi_y, hi_x = float(y), float(x), float(y + ch), float(x + cw)
+    if ints[I_SIZE] == SIZE_SHORTER:
+        req_y, req_x = _shorter_request(in_h, in_w, floats[F_SHORTER])
+        oh, lo_y, hi_y = _output_extent(req_y, lo_y, hi_y, 1, True)
+        ow, lo_x, hi_x = _output_extent(req_x, lo_x, hi_x, 1, True)
+        crop_y = _anchor(floats[F_POS_Y], oh, ints[I_CROP_H], ints[I_TRUNCATE])
+        crop_x = _anchor(floats[F_POS_X], ow, ints[I_CROP_W], ints[I_TRUNCATE])
+        if crop_y < 0 or crop_x < 0 or crop_y + ints[I_CROP_H] > oh or \
+                crop_x + ints[I_CROP_W] > ow:  # (padded, trimmed or refused: the driver's)
+            _void(fns[FN_DESTROY], (handle,))
+            return FALLBACK, 0, 0
     ty, wty, sy, ry, whole_y, sup_y = _axis(oh, lo_y, hi_y, in_h, ints, floats, min_table,
-                                            mag_table, ints[I_CROP_Y], ints[I_CROP_H],
+                                            mag_table, crop_y, ints[I_CROP_H],
                                             ints[I_CROP_H] < 0)  # (False at run time: a
     # literal False would compile the taps' functions a second time, a second longer)
     tx, wtx, sx, rx, whole_x, sup_x = _axis(ow, lo_x, hi_x, in_w, ints, floats, min_table,
-                                            mag_table, ints[I_CROP_X], ints[I_CROP_W], mirror)
+                                            mag_table, crop_x, ints[I_CROP_W], mirror)
     # The region decoded, as turbojpeg.decode decodes it: rows [dec_y, dec_y + dec_h) of
     # columns [x0, x1) (an iMCU of margin each side; region width 0: the whole image) at
     # 1/denom scale; the source the taps read starts at (src_y, src_x) in it.
@@ -161,10 +184,10 @@ def decode_resize_chw(data, fns, ints, floats, min_table, mag_table, seed, index
         fy, fx = (fy1 - fy0) / ry, (fx1 - fx0) / rx
         ty, wty, sy, ry, whole_y, sup_y = _axis(
             oh, fy0 + (lo_y - sy) * fy, fy0 + (hi_y - sy) * fy, hs, ints, floats, min_table,
-            mag_table, ints[I_CROP_Y], ints[I_CROP_H], ints[I_CROP_H] < 0)
+            mag_table, crop_y, ints[I_CROP_H], ints[I_CROP_H] < 0)
         tx, wtx, sx, rx, whole_x, sup_x = _axis(
             ow, fx0 + (lo_x - sx) * fx, fx0 + (hi_x - sx) * fx, ws, ints, floats, min_table,
-            mag_table, ints[I_CROP_X], ints[I_CROP_W], mirror)
+            mag_table, crop_x, ints[I_CROP_W], mirror)
         full_h, full_w = _scaled(h, (1, denom)), _scaled(w, (1, denom))
         if hs >= full_h and ws >= full_w:
             x0, x1 = 0, full_w
@@ -205,6 +228,13 @@ def decode_resize_chw(data, fns, ints, floats, min_table, mag_table, seed, index
                                 ints[I_CROP_H] if rows_first else 0), out,
                             mean, inv_std, np.float32(floats[F_SHIFT]), ints[I_QUANTIZE] != 0)
     return DONE, 0, 0
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _anchor(pos, extent, size, truncate):  # pragma: no cover - compiled
+    """``crop.window_anchor`` of one window."""
+    start = pos * (extent - size)
+    return int(math.trunc(start)) if truncate else int(math.floor(start + 0.5))
 
 
 @njit(nogil=True, cache=True, inline="always")

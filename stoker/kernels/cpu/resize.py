@@ -60,10 +60,6 @@ class ResizeGeometry(NamedTuple):
     hi_x: float
 
 
-def _round_half_away(v: float) -> int:
-    return int(math.floor(abs(v) + 0.5)) * (1 if v >= 0 else -1)
-
-
 def _adjust_output_size(out: list[float], in_size: list[float], mode: str,
                         max_size: list[float] | None) -> list[float]:
     """DALI's rules: missing extents and the mode's aspect-ratio handling, then max_size."""
@@ -161,16 +157,35 @@ def resize_output_size(in_hw: tuple[int, int], *, size: list[float] | None = Non
     minimum = 0 if h * w == 0 else 1
     dst = [0, 0]
     for d in range(2):
-        req = float(np.float32(out[d]))  # DALI keeps the requested size as a float32
-        dst[d] = max(minimum, _round_half_away(abs(req)))
-        if req < 0:
-            lo[d], hi[d] = hi[d], lo[d]
-        if subpixel_scale and req != 0 and dst[d] != abs(req):
-            factor = min(max(dst[d] / abs(req), -10.0), 10.0)
-            center = (lo[d] + hi[d]) * 0.5
-            lo[d] = center + (lo[d] - center) * factor
-            hi[d] = center + (hi[d] - center) * factor
+        dst[d], lo[d], hi[d] = output_extent(out[d], lo[d], hi[d], minimum, subpixel_scale)
     return ResizeGeometry(dst[0], dst[1], lo[0], lo[1], hi[0], hi[1])
+
+
+def output_extent(request: float, lo: float, hi: float, minimum: int,
+                  subpixel_scale: bool) -> tuple[int, float, float]:
+    """One axis of ``resize_output_size``'s result: the extent the (fractional) requested
+    size rounds to, and the source window [lo, hi) read for it (compiled too, by the
+    decode-resize call: ``decode_resize_loop``)."""
+    req = float(np.float32(request))  # DALI keeps the requested size as a float32
+    dst = max(minimum, int(math.floor(abs(req) + 0.5)))
+    if req < 0:
+        lo, hi = hi, lo
+    if subpixel_scale and req != 0 and dst != abs(req):
+        factor = min(max(dst / abs(req), -10.0), 10.0)
+        center = (lo + hi) * 0.5
+        lo = center + (lo - center) * factor
+        hi = center + (hi - center) * factor
+    return dst, lo, hi
+
+
+def shorter_request(in_h: int, in_w: int, shorter: float) -> tuple[float, float]:
+    """The requested (fractional) extents of resize_shorter alone (no max_size, no ROI) on
+    a non-empty input, as ``_adjust_output_size`` gets them: the larger of the two scales,
+    in float32, for both axes (compiled by the decode-resize call)."""
+    scale_y, scale_x = shorter / in_h, shorter / in_w
+    final = max(float(np.float32(scale_y)), float(np.float32(scale_x)))
+    return (shorter if scale_y == final else in_h * final,
+            shorter if scale_x == final else in_w * final)
 
 
 # -- filters --------------------------------------------------------------------------------
