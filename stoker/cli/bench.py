@@ -3,8 +3,10 @@
 Each peer (stoker; DALI's CPU backend when nvidia-dali is installed; torchvision's
 DataLoader recipe) runs in its own worker process (bench_worker.py). Peers start one after
 another, so time to first batch is measured uncontended; then measured runs alternate
-between peers, so a noisy machine hurts all of them alike. The table gives medians, the
-ratio of stoker to each peer, CPU use (of all cores), time to first batch and peak memory.
+between peers, so a noisy machine hurts all of them alike (each run after an uncounted
+warm-in, and the next one once its peer is idle: bench_worker.py). The table gives
+medians, the ratio of stoker to each peer, CPU use (of all cores), time to first batch
+and peak memory.
 """
 
 from __future__ import annotations

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -55,3 +56,25 @@ def test_profile_runs_a_pipeline_from_a_user_file(tmp_path, capsys):
     assert main(["profile", f"{script}:pipeline", "--batches", "3", "--warmup", "1",
                  "--batch-size", "8", "--out", str(tmp_path / "t.json")]) == 0
     assert "random.normal" in capsys.readouterr().out
+
+
+def test_a_run_answers_once_the_peers_processes_are_idle():
+    """The work a peer goes on with after a run (here a child process that keeps busy for
+    0.4 s) must end before the next peer's run starts."""
+    import time
+
+    from stoker.cli import bench_worker
+
+    busy = "import time\nt = time.perf_counter()\nwhile time.perf_counter() - t < 0.4: pass"
+    start = time.perf_counter()
+    child = subprocess.Popen([sys.executable, "-c", busy])
+    try:
+        time.sleep(0.15)  # (the child started and is spinning)
+        bench_worker.settle(os.getpid())
+        assert time.perf_counter() - start >= 0.4
+    finally:
+        child.kill()
+        child.wait()
+    start = time.perf_counter()
+    bench_worker.settle(os.getpid())  # idle: at once, or nearly
+    assert time.perf_counter() - start < 1.0
