@@ -56,7 +56,7 @@ _cmn_sample = sample_kernel(cmn_batch)
 # Decode JPEGs at a DCT scale where decode -> resize shrinks the region 2x or more (the
 # only inexact part of these operators; tests switch it off to compare bit for bit).
 DCT_SCALING = True
-# Run the ResNet-50 train chains' JPEGs through one compiled call (``_Lane``); tests
+# Run the ResNet-50 train and val chains' JPEGs through one compiled call (``_Lane``); tests
 # switch it off to compare it with the Python driver.
 LANE = True
 
@@ -264,7 +264,7 @@ class _Lane:
     """``decode_resize_loop.decode_resize_chunk`` for one operator: the train and val
     chains (decoders.image or image_random_crop -> resize to a fixed size or with
     resize_shorter alone, or decoders.image -> random_resized_crop; then
-    crop_mirror_normalize of a constant window to float32 CHW) with their constant
+    crop_mirror_normalize of a constant window size to float32 CHW) with their constant
     arguments packed once. What the driver below would do in about 200 us of Python
     under the GIL per JPEG, one call does for a chunk of them; it hands back (None) the
     samples it does not cover."""
@@ -407,12 +407,14 @@ class _DecodeResizeOp(SampleOp):
 
 
 def _shorter(resize: dict | None) -> float | None:
-    """resize_shorter's value where it alone gives a resize's size (the compiled call's)."""
+    """resize_shorter's value where it alone gives a resize's size (the compiled call's:
+    a positive one; a negative one flips the image, which the driver does)."""
     if resize is None or not resize.get("resize_shorter") or \
             resize.get("max_size") is not None or resize.get("roi_start") is not None or \
             not resize.get("subpixel_scale", True):
         return None
-    return float(resize["resize_shorter"])
+    shorter = float(resize["resize_shorter"])
+    return shorter if 0 < shorter < float("inf") else None
 
 
 def _mirrored(value: Any) -> bool:

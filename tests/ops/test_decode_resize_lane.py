@@ -55,10 +55,10 @@ INPUTS = [
 
 
 def _pipeline(data, kind, resize_args, mirror, seed=3, decode_args=None, crop=(180, 190),
-              cmn_args=None):
+              cmn_args=None, shorter=200):
     """kind: "train" (image_random_crop, resize to 200x224), "rrc" (random_resized_crop),
-    "val" (decoders.image, resize_shorter=200) or "train shorter" (image_random_crop,
-    resize_shorter=200)."""
+    "val" (decoders.image, resize_shorter), "val fixed" (decoders.image, resize to
+    200x224) or "train shorter" (image_random_crop, resize_shorter)."""
     @pipeline_def(batch_size=len(data), num_threads=2, device_id=None, seed=seed)
     def pipe():
         encoded = fn.external_source(source=lambda: data)
@@ -67,12 +67,12 @@ def _pipeline(data, kind, resize_args, mirror, seed=3, decode_args=None, crop=(1
                                                    **(decode_args or {}))
         else:
             images = fn.decoders.image(encoded, output_type=types.RGB, **(decode_args or {}))
-        if kind == "train":
+        if kind in ("train", "val fixed"):
             images = fn.resize(images, resize_x=224, resize_y=200, **resize_args)
         elif kind == "rrc":
             images = fn.random_resized_crop(images, size=[200, 224], **resize_args)
         else:
-            images = fn.resize(images, resize_shorter=200, **resize_args)
+            images = fn.resize(images, resize_shorter=shorter, **resize_args)
         m = fn.random.coin_flip() if mirror == "random" else mirror
         return fn.crop_mirror_normalize(images, dtype=types.FLOAT, output_layout="CHW",
                                         mean=MEAN, std=STD, mirror=m, crop=crop,
@@ -109,7 +109,7 @@ def _run(monkeypatch, lane, *args, batches=2, **kwargs):
     return outs, dict(done)
 
 
-@pytest.mark.parametrize("kind", ["train", "rrc", "val", "train shorter"])
+@pytest.mark.parametrize("kind", ["train", "rrc", "val", "val fixed", "train shorter"])
 @pytest.mark.parametrize("resize_args,mirror", [
     ({}, "random"),
     ({"interp_type": types.INTERP_CUBIC}, 1),
@@ -156,6 +156,8 @@ LARGE = [
     ("train", {}, (180, 190)),
     ("train", {"random_area": [1.0, 1.0], "num_attempts": 1}, (200, 224)),  # whole image
     ("val", {}, (180, 190)),
+    ("val fixed", {}, (180, 190)),
+    ("train shorter", {}, (150, 150)),
 ])
 def test_windows_decoded_at_a_dct_scale_equal_the_driver_bit_for_bit(kind, decode_args, crop,
                                                                       monkeypatch):
@@ -213,6 +215,33 @@ def test_resize_shorter_windows_equal_the_driver_bit_for_bit(cmn_args, crop, mon
     assert (sum(inside) < n) == (cmn_args.get("out_of_bounds_policy") == "pad")
     assert {i for i, ok in done.items() if ok} == \
         {i for i in done if INPUTS[i % n][2] and inside[i % n]}
+
+
+def test_a_window_leaving_the_image_fails_as_the_driver_fails_it(monkeypatch):
+    """out_of_bounds_policy="error": the call hands the image back, the driver raises."""
+    data = [d for _, d, ok in INPUTS if ok][:3]  # 150 x 170 first: resized 200 x 227
+    errors = []
+    for lane in (False, True):
+        with pytest.raises(SampleError) as e:
+            _run(monkeypatch, lane, data, "val", {}, 0, batches=1, crop=(200, 240),
+                 cmn_args={"out_of_bounds_policy": "error"})
+        errors.append(str(e.value))
+    assert errors[0] == errors[1]
+    assert "does not fit in the 200x227 image" in errors[1]
+
+
+def test_a_negative_resize_shorter_is_the_drivers(monkeypatch):
+    """A negative resize_shorter flips the image: the driver's, not the call's."""
+    monkeypatch.setattr(RF, "DCT_SCALING", False)
+    data = [d for _, d, ok in INPUTS if ok]
+    want, _ = _run(monkeypatch, False, data, "val", {}, 0, shorter=-200)
+    got, done = _run(monkeypatch, True, data, "val", {}, 0, shorter=-200)
+    flipped, _ = _run(monkeypatch, True, data, "val", {}, 0, shorter=200)
+    assert done == {}
+    for batch_want, batch_got, batch_flipped in zip(want, got, flipped, strict=True):
+        for w, g, f in zip(batch_want, batch_got, batch_flipped, strict=True):
+            np.testing.assert_array_equal(g, w)
+            assert not np.array_equal(g, f)
 
 
 def test_a_truncated_jpeg_fails_as_the_driver_fails_it(monkeypatch):

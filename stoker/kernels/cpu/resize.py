@@ -179,9 +179,9 @@ def output_extent(request: float, lo: float, hi: float, minimum: int,
 
 
 def shorter_request(in_h: int, in_w: int, shorter: float) -> tuple[float, float]:
-    """The requested (fractional) extents of resize_shorter alone (no max_size, no ROI) on
-    a non-empty input, as ``_adjust_output_size`` gets them: the larger of the two scales,
-    in float32, for both axes (compiled by the decode-resize call)."""
+    """The requested (fractional) extents of a positive resize_shorter alone (no max_size,
+    no ROI) on a non-empty input, as ``_adjust_output_size`` gets them: the larger of the
+    two scales, in float32, for both axes (compiled by the decode-resize call)."""
     scale_y, scale_x = shorter / in_h, shorter / in_w
     final = max(float(np.float32(scale_y)), float(np.float32(scale_x)))
     return (shorter if scale_y == final else in_h * final,
