@@ -39,3 +39,17 @@ def test_same_seed_writes_the_same_bytes(tmp_path):
 def test_command_line_reports_what_it_wrote(tmp_path, capsys):
     assert main(["make-dataset", str(tmp_path), "--images", "5", "--classes", "5"]) == 0
     assert "5 JPEGs in 5 classes" in capsys.readouterr().out
+
+
+def test_demo_runs_the_train_pipeline_and_says_when_it_compiled(tmp_path, capsys,
+                                                                monkeypatch):
+    from stoker.cli import demo
+
+    make_dataset(tmp_path, images=64, classes=2, seed=3)
+    for compiling, noted in ((1e9, False), (0.0, True)):
+        monkeypatch.setattr(demo, "COMPILING_SECONDS", compiling)
+        assert demo.run_demo(str(tmp_path), 0.2) == 0
+        out = capsys.readouterr().out
+        assert "images (64, 3, 224, 224) FLOAT CHW" in out and "images/s over" in out
+        assert ("compiles stoker's kernels" in out) == noted
+        assert "wrote" not in out  # (the folder had JPEGs: none written)
