@@ -52,6 +52,7 @@ from stoker.ops.schema import COMMON_ARGS, Arg, Example, Input, OpSchema, check_
 STAGES = ("decode", "resize", "random_resized_crop", "normalize")
 _HWC = ("HWC",)
 _FAST_TYPES = (np.dtype(np.uint8), np.dtype(np.float32))
+_LANE_TYPES = (np.dtype(np.float32), np.dtype(np.float16))  # the compiled call's outputs
 _cmn_sample = sample_kernel(cmn_batch)
 # Decode JPEGs at a DCT scale where decode -> resize shrinks the region 2x or more (the
 # only inexact part of these operators; tests switch it off to compare bit for bit).
@@ -264,18 +265,20 @@ class _Lane:
     """``decode_resize_loop.decode_resize_chunk`` for one operator: the train and val
     chains (decoders.image or image_random_crop -> resize to a fixed size or with
     resize_shorter alone, or decoders.image -> random_resized_crop; then
-    crop_mirror_normalize of a constant window size to float32 CHW) with their constant
-    arguments packed once. What the driver below would do in about 200 us of Python
-    under the GIL per JPEG, one call does for a chunk of them; it hands back (None) the
-    samples it does not cover."""
+    crop_mirror_normalize of a constant window size to float32 or float16, CHW or HWC)
+    with their constant arguments packed once. What the driver below would do in about
+    200 us of Python under the GIL per JPEG, one call does for a chunk of them; it hands
+    back (None) the samples it does not cover."""
 
     def __init__(self, ints: np.ndarray, floats: np.ndarray, tables: tuple, norm: Any,
-                 out_shape: tuple[int, int, int], mirror_key: str | None, mirror: bool):
+                 out_shape: tuple[int, int, int], out_dtype: np.dtype, mirror_key: str | None,
+                 mirror: bool):
         self.ints, self.floats, self.tables, self.norm = ints, floats, tables, norm
-        self.out_shape, self.mirror_key, self.mirror = out_shape, mirror_key, mirror
+        self.out_shape, self.out_dtype = out_shape, out_dtype
+        self.mirror_key, self.mirror = mirror_key, mirror
         self.call = loops("decode_resize_loop").decode_resize_chunk
         self.fns = turbojpeg._fns
-        self.scratch = threading.local()  # (u8, f32): grown as images need
+        self.scratch = threading.local()  # (u8, f32): grown as images need; stage
 
     @staticmethod
     def make(prep: Prepared) -> _Lane | None:
@@ -284,7 +287,8 @@ class _Lane:
         if dec is None or cmn is None or prep.keys["decode"] or prep.keys[prep.resampler] or \
                 not prep.constant_norm or not prep.constant_window or \
                 set(prep.keys["normalize"]) - {"mirror"} or cmn["pad_output"] or \
-                prep.out_dtype != np.float32 or prep.decode_options["output_type"] != "RGB" or \
+                prep.out_dtype not in _LANE_TYPES or \
+                prep.decode_options["output_type"] != "RGB" or \
                 np.dtype(prep.decode_options["dtype"]) != np.uint8 or \
                 turbojpeg.COMPILED is False:
             return None
@@ -314,7 +318,8 @@ class _Lane:
                 window is None or min(window[2:]) < 1:
             return None  # (nearest neighbour, or a kind pick_filter refuses, is the driver's)
         norm = prep.normalize(cmn, 3, resized)
-        if norm.table is not None or not norm.channels_first or norm.dtype != np.float32:
+        half = prep.out_dtype == np.float16
+        if norm.table is not None or norm.dtype != np.float32 or (half and not L.HALF):
             return None
         try:
             turbojpeg._compiled()  # (the addresses of the functions the call makes)
@@ -326,9 +331,10 @@ class _Lane:
             draw)
         ints[[L.I_OUT_H, L.I_OUT_W, L.I_CROP_Y, L.I_CROP_X, L.I_CROP_H, L.I_CROP_W]] = (
             oh, ow, *window)
-        ints[[L.I_FAST_IDCT, L.I_DCT_SCALING, L.I_ANTIALIAS, L.I_QUANTIZE]] = (
-            dec["use_fast_idct"], DCT_SCALING and draw != L.DRAW_RESIZE,
-            resampler.get("antialias", True), resized == np.uint8)
+        ints[[L.I_FAST_IDCT, L.I_DCT_SCALING, L.I_ANTIALIAS, L.I_QUANTIZE, L.I_HALF,
+              L.I_HWC]] = (dec["use_fast_idct"], DCT_SCALING and draw != L.DRAW_RESIZE,
+                           resampler.get("antialias", True), resized == np.uint8, half,
+                           not norm.channels_first)
         floats = np.zeros(L.N_FLOATS, np.float64)
         if draw != L.DRAW_NONE:
             ints[L.I_ATTEMPTS] = rand["num_attempts"]
@@ -343,8 +349,9 @@ class _Lane:
         floats[[L.F_MIN_WIDTH, L.F_MAG_WIDTH, L.F_SHIFT]] = (
             R.BASE_WIDTH[mn], R.BASE_WIDTH[mg], norm.shift)
         mirror_key = "normalize:mirror" if "mirror" in prep.keys["normalize"] else None
+        shape = (3, *window[2:]) if norm.channels_first else (*window[2:], 3)
         return _Lane(ints, floats, tuple(R.filter_table(k) for k in kinds), norm,
-                     (3, window[2], window[3]), mirror_key,
+                     shape, prep.out_dtype, mirror_key,
                      mirror_key is None and _mirrored(cmn.get("mirror", False)))
 
     def run(self, datas: list, argv: dict, ctx: Any) -> list[np.ndarray | None]:
@@ -360,7 +367,7 @@ class _Lane:
             if type(data) is np.ndarray and data.dtype == np.uint8 and data.ndim == 1 and \
                     data.flags.c_contiguous:
                 addresses[j], sizes[j] = data.ctypes.data, data.size
-        outs = [buffers.empty(self.out_shape, np.float32) for _ in range(k)]
+        outs = [buffers.empty(self.out_shape, self.out_dtype) for _ in range(k)]
         places = np.array([out.ctypes.data for out in outs], np.int64)
         if self.mirror_key is None:
             mirrors = np.full(k, self.mirror)
@@ -375,12 +382,18 @@ class _Lane:
             u8, f32 = self.scratch.arrays
         except AttributeError:
             u8, f32 = np.empty(0, np.uint8), np.empty(0, np.float32)
+            # (float16 or (h, w, C) outputs: each image's float32 (C, h, w) first)
+            L = loops("decode_resize_loop")
+            staged = self.ints[L.I_HALF] or self.ints[L.I_HWC]
+            self.scratch.stage = np.empty(int(np.prod(self.out_shape)) if staged else 0,
+                                          np.float32)
         seed, first = window_stream(ctx.seed, ctx.batch.first_index + ctx.lo)
         start = 0
         while True:
             start, need_u8, need_f32 = self.call(
                 addresses, sizes, places, start, self.fns, self.ints, self.floats,
-                *self.tables, seed, first, mirrors, norm.mean, norm.inv_std, status, u8, f32)
+                *self.tables, seed, first, mirrors, norm.mean, norm.inv_std, status, u8, f32,
+                self.scratch.stage)
             if start == k:
                 return [None if status[j] else outs[j] for j in range(k)]
             u8 = u8 if need_u8 <= u8.size else np.empty(need_u8 * 5 // 4, np.uint8)

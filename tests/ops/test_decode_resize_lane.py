@@ -74,9 +74,8 @@ def _pipeline(data, kind, resize_args, mirror, seed=3, decode_args=None, crop=(1
         else:
             images = fn.resize(images, resize_shorter=shorter, **resize_args)
         m = fn.random.coin_flip() if mirror == "random" else mirror
-        return fn.crop_mirror_normalize(images, dtype=types.FLOAT, output_layout="CHW",
-                                        mean=MEAN, std=STD, mirror=m, crop=crop,
-                                        **(cmn_args or {}))
+        cmn = {"dtype": types.FLOAT, "output_layout": "CHW", **(cmn_args or {})}
+        return fn.crop_mirror_normalize(images, mean=MEAN, std=STD, mirror=m, crop=crop, **cmn)
 
     p = pipe()
     p.build()
@@ -130,6 +129,49 @@ def test_compiled_call_equals_the_driver_bit_for_bit(kind, resize_args, mirror, 
     n = len(INPUTS)  # (samples of batches made ahead are asked too)
     assert set(range(2 * n)) <= set(done)
     assert {i for i, ok in done.items() if ok} == {i for i in done if INPUTS[i % n][2]}
+
+
+@pytest.mark.parametrize("kind", ["train", "rrc", "val"])
+@pytest.mark.parametrize("dtype,layout", [(types.FLOAT16, "CHW"), (types.FLOAT16, "HWC"),
+                                          (types.FLOAT, "HWC")])
+def test_float16_and_hwc_outputs_equal_the_driver_bit_for_bit(kind, dtype, layout,
+                                                               monkeypatch):
+    """The call's float32 (C, h, w) values, converted to float16 as the driver converts
+    them (numpy's astype) and stored in the layout asked for."""
+    if dtype == types.FLOAT16 and not loops("decode_resize_loop").HALF:
+        pytest.skip("no float16 conversion in this CPU: the driver does these outputs")
+    data = [d for _, d, _ in INPUTS]
+    cmn_args = {"dtype": dtype, "output_layout": layout}
+    want, _ = _run(monkeypatch, False, data, kind, {}, "random", cmn_args=cmn_args)
+    got, done = _run(monkeypatch, True, data, kind, {}, "random", cmn_args=cmn_args)
+    shape = (3, 180, 190) if layout == "CHW" else (180, 190, 3)
+    for batch_want, batch_got in zip(want, got, strict=True):
+        for w, g in zip(batch_want, batch_got, strict=True):
+            assert g.shape == w.shape == shape
+            assert g.dtype == w.dtype == (np.float16 if dtype == types.FLOAT16 else np.float32)
+            np.testing.assert_array_equal(g.view(np.uint8), w.view(np.uint8))
+    n = len(INPUTS)
+    assert {i for i, ok in done.items() if ok} == {i for i in done if INPUTS[i % n][2]}
+
+
+def test_the_float16_conversion_rounds_as_numpy_does():
+    """Every float32 of a million random bit patterns (infinities, NaNs, subnormals and
+    the rounding ties around them), and the edges of float16's range."""
+    L = loops("decode_resize_loop")
+    if not L.HALF:
+        pytest.skip("no float16 conversion in this CPU")
+    rng = np.random.default_rng(7)
+    bits = rng.integers(0, 1 << 32, 1 << 20, dtype=np.uint64).astype(np.uint32)
+    edges = np.array([0x33000000, 0x33000001, 0x33800000, 0x387FEFFF, 0x387FF000,
+                      0x38800000, 0x38801000, 0x38803000, 0x477FEFFF, 0x477FF000,
+                      0x7F800000, 0x7FC00000], np.uint32)
+    values = np.concatenate([bits, edges, edges | np.uint32(1 << 31)]).view(np.float32)
+    values = values[~np.isnan(values) | ((values.view(np.uint32) & (1 << 22)) != 0)]
+    got = np.empty((1, 1, values.size), np.float16)
+    L._store(values.reshape(1, 1, -1), got.ctypes.data, True, False)
+    with np.errstate(over="ignore"):
+        want = values.astype(np.float16)
+    np.testing.assert_array_equal(got.reshape(-1).view(np.uint16), want.view(np.uint16))
 
 
 def test_both_pass_orders_are_taken():

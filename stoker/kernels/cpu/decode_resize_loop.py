@@ -26,8 +26,11 @@ float32 (C, h, w) output.
 from __future__ import annotations
 
 import math
+import platform
 
+import llvmlite.binding as ll
 import numpy as np
+from llvmlite import ir
 from numba import carray, types
 from numba.extending import intrinsic
 
@@ -47,8 +50,8 @@ DONE, FALLBACK, SMALL = 0, 1, 2
 # ints
 I_SCAN_LIMIT, I_MAX_PIXELS, I_ORIENT, I_DRAW, I_ATTEMPTS = 0, 1, 2, 3, 4
 I_OUT_H, I_OUT_W, I_CROP_Y, I_CROP_X, I_CROP_H, I_CROP_W = 5, 6, 7, 8, 9, 10
-I_FAST_IDCT, I_DCT_SCALING, I_ANTIALIAS, I_QUANTIZE, I_SIZE, I_TRUNCATE, N_INTS = \
-    11, 12, 13, 14, 15, 16, 17
+I_FAST_IDCT, I_DCT_SCALING, I_ANTIALIAS, I_QUANTIZE, I_SIZE, I_TRUNCATE = 11, 12, 13, 14, 15, 16
+I_HALF, I_HWC, N_INTS = 17, 18, 19  # the output: float16 (else float32); (h, w, C)
 # floats
 F_AREA_LO, F_AREA_HI, F_RATIO_LO, F_RATIO_HI, F_MIN_WIDTH, F_MAG_WIDTH, F_SHIFT = range(7)
 F_SHORTER, F_POS_Y, F_POS_X, N_FLOATS = 7, 8, 9, 10
@@ -96,29 +99,85 @@ def _pointer(dtype):
 
 
 _bytes_at, _floats_at = _pointer(types.uint8), _pointer(types.float32)
+_halves_at = _pointer(types.uint16)
+
+
+@intrinsic
+def _half(typingctx, value):  # pragma: no cover - compiled
+    """The float16 bits of a float32, rounded to nearest even as numpy's astype rounds
+    (LLVM's fptrunc: one vector instruction on x86 with F16C and on ARM64; ``HALF``)."""
+    if value != types.float32:
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.bitcast(builder.fptrunc(args[0], ir.HalfType()), ir.IntType(16))
+
+    return types.uint16(types.float32), codegen
+
+
+def _half_native() -> bool:
+    """Whether this CPU converts to float16 in hardware: elsewhere LLVM would call a
+    runtime function the compiled code cannot reach, so float16 outputs stay the
+    driver's."""
+    if platform.machine().lower() in ("aarch64", "arm64"):
+        return True
+    try:
+        return "+f16c" in ll.get_host_cpu_features().flatten().split(",")
+    except RuntimeError:
+        return False
+
+
+HALF = _half_native()
 
 
 @njit(nogil=True, cache=True)
 def decode_resize_chunk(addresses, sizes, outs, start, fns, ints, floats, min_table, mag_table,
-                        seed, first, mirrors, mean, inv_std, status, u8,
-                        f32):  # pragma: no cover - compiled
+                        seed, first, mirrors, mean, inv_std, status, u8, f32,
+                        stage):  # pragma: no cover - compiled
     """``decode_resize_chw`` for samples ``start``, ``start + 1``, ... of a chunk, in one
     call: sample j's bytes are ``sizes[j]`` at ``addresses[j]`` (size 0 is handed back),
-    its (C, h, w) float32 output at ``outs[j]`` (the caller keeps both alive), its window
+    its output at ``outs[j]`` (the caller keeps both alive; (C, h, w) float32, else
+    written from ``stage``, float32 of C * h * w, as I_HALF and I_HWC say), its window
     stream index ``first + j``, its status ``status[j]``. Returns (j, u8 size, f32 size)
     when sample j needs larger scratch (call again from j with it), else (number of
     samples, 0, 0)."""
     shape = (3, ints[I_CROP_H], ints[I_CROP_W])
+    staged = ints[I_HALF] != 0 or ints[I_HWC] != 0
     for j in range(start, addresses.size):
         data = carray(_bytes_at(addresses[j]), sizes[j])
-        out = carray(_floats_at(outs[j]), shape)
+        out = stage.reshape(shape) if staged else carray(_floats_at(outs[j]), shape)
         st, need_u8, need_f32 = decode_resize_chw(
             data, fns, ints, floats, min_table, mag_table, seed, first + np.uint64(j),
             mirrors[j], mean, inv_std, out, u8, f32)
         status[j] = st
         if st == SMALL:
             return j, need_u8, need_f32
+        if st == DONE and staged:
+            _store(out, outs[j], ints[I_HALF] != 0, ints[I_HWC] != 0)
     return addresses.size, 0, 0
+
+
+@njit(nogil=True, cache=True)
+def _store(src, address, half, hwc):  # pragma: no cover - compiled
+    """The (3, h, w) float32 ``src`` into the output at ``address``: float16 (as
+    ``crop.convert`` makes it) or float32, (3, h, w) or (h, w, 3)."""
+    c, h, w = src.shape
+    if half and not hwc:
+        flat, dst = src.reshape(-1), carray(_halves_at(address), c * h * w)
+        for i in range(flat.size):
+            dst[i] = _half(flat[i])
+    elif half:
+        halves = carray(_halves_at(address), (h, w * 3))
+        for y in range(h):
+            r, g, b, row = src[0, y], src[1, y], src[2, y], halves[y]
+            for x in range(w):
+                row[3 * x], row[3 * x + 1], row[3 * x + 2] = _half(r[x]), _half(g[x]), _half(b[x])
+    else:
+        floats = carray(_floats_at(address), (h, w * 3))
+        for y in range(h):
+            r, g, b, row = src[0, y], src[1, y], src[2, y], floats[y]
+            for x in range(w):
+                row[3 * x], row[3 * x + 1], row[3 * x + 2] = r[x], g[x], b[x]
 
 
 @njit(nogil=True, cache=True, inline="always")
