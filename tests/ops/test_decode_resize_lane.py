@@ -174,6 +174,22 @@ def test_the_float16_conversion_rounds_as_numpy_does():
     np.testing.assert_array_equal(got.reshape(-1).view(np.uint16), want.view(np.uint16))
 
 
+def test_no_float16_in_the_call_for_code_made_for_a_cpu_without_it():
+    """NUMBA_CPU_NAME=generic compiles for an x86-64 without F16C, where LLVM would call a
+    runtime function the compiled code cannot reach: float16 stays the driver's."""
+    import os
+    import platform
+    import subprocess
+    import sys
+
+    if platform.machine().lower() in ("aarch64", "arm64"):
+        pytest.skip("ARM64 converts to float16 natively")
+    code = "from stoker.kernels.cpu import decode_resize_loop as L; print(L.HALF)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={**os.environ, "NUMBA_CPU_NAME": "generic"}, check=True)
+    assert out.stdout.strip() == "False"
+
+
 def test_both_pass_orders_are_taken():
     """Tall and wide windows: the source transposed (columns first) or not."""
     orders = set()

@@ -29,6 +29,7 @@ import math
 import platform
 
 import llvmlite.binding as ll
+import numba
 import numpy as np
 from llvmlite import ir
 from numba import carray, types
@@ -121,6 +122,8 @@ def _half_native() -> bool:
     driver's."""
     if platform.machine().lower() in ("aarch64", "arm64"):
         return True
+    if numba.config.CPU_NAME is not None:  # (NUMBA_CPU_NAME: code for another CPU)
+        return "+f16c" in (numba.config.CPU_FEATURES or "").split(",")
     try:
         return "+f16c" in ll.get_host_cpu_features().flatten().split(",")
     except RuntimeError:
