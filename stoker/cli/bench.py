@@ -1,7 +1,9 @@
 """``stoker bench``: the same pipeline in stoker and its peers, side by side, alternating.
 
 Each peer (stoker; DALI's CPU backend when nvidia-dali is installed; torchvision's
-DataLoader recipe) runs in its own worker process (bench_worker.py). Peers start one after
+DataLoader recipe) runs in its own worker process (bench_worker.py). A user's pipeline
+file (``file.py[:function]``) runs with stoker and with DALI, whichever of the two it
+imports (``pipelines.load_user_pipeline``). Peers start one after
 another, so time to first batch is measured uncontended; then measured runs alternate
 between peers, so a noisy machine hurts all of them alike (each run after an uncounted
 warm-in, and the next one once its peer is idle: bench_worker.py). The table gives
@@ -75,6 +77,8 @@ def _bar(done: int, total: int, width: int = 30) -> str:
 
 
 def run_bench(args: Any) -> int:
+    from stoker.cli import pipelines
+
     threads = args.threads or os.cpu_count() or 1
     names = ["stoker"] + [p.strip() for p in args.compare.split(",") if p.strip()]
     print(f"stoker bench {args.pipeline}: batch {args.batch_size}, {threads} threads, "
@@ -84,6 +88,9 @@ def run_bench(args: Any) -> int:
         env["NUMBA_CACHE_DIR"] = tempfile.mkdtemp(prefix="stoker-cold-")
     peers = []
     for name in names:
+        if name == "torchvision" and pipelines.is_user_pipeline(args.pipeline):
+            print("  torchvision: no recipe for a user's pipeline file, skipped")
+            continue
         if not available(name):
             print(f"  {name}: not installed, skipped"
                   + (" (pip install nvidia-dali-cuda130)" if name == "dali" else ""))
@@ -94,6 +101,11 @@ def run_bench(args: Any) -> int:
             continue
         peer.ask(f"run {min(1.0, args.seconds)}")  # warm-up: queues full, caches hot
         peers.append(peer)
+    if not peers or peers[0].name != "stoker":
+        for p in peers:
+            p.close()
+        print("stoker bench: stoker did not start (its error is above): nothing to compare")
+        return 1
     total = args.runs * len(peers)
     for i in range(args.runs):
         for k, peer in enumerate(peers):

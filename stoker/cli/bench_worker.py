@@ -112,6 +112,10 @@ def make_step(peer: str, pipeline: str, root: str | None, batch_size: int,
                 next(state["it"])
 
         return step
+    if pipelines.is_user_pipeline(pipeline):
+        pipe = pipelines.load_user_pipeline(pipeline, batch_size, threads, peer)
+        pipe.build()
+        return pipe.run
     if peer == "dali":
         import nvidia.dali as lib
         import nvidia.dali.fn  # noqa: F401

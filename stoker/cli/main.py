@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 
@@ -15,7 +16,9 @@ def main(argv: list[str] | None = None) -> int:
     demo.add_argument("--data", default="data/sample", help="where to write the sample dataset")
     demo.add_argument("--seconds", type=float, default=3.0)
     bench = sub.add_parser("bench", help="benchmark a pipeline against its peers")
-    bench.add_argument("pipeline", choices=NAMES)
+    bench.add_argument("pipeline", help=f"one of {', '.join(NAMES)}, or file.py[:function] "
+                       "(a @pipeline_def function, or one returning a pipeline; default "
+                       "name 'pipeline'), written against stoker or DALI")
     bench.add_argument("--data", help="image folder for the file pipelines (stoker make-dataset)")
     bench.add_argument("--compare", default="dali,torchvision",
                        help="comma-separated peers: dali, torchvision ('' for none)")
@@ -53,7 +56,14 @@ def main(argv: list[str] | None = None) -> int:
 
         return run_profile(args)
     from stoker.cli.bench import run_bench
+    from stoker.cli.pipelines import is_user_pipeline
 
+    if args.pipeline not in NAMES and not is_user_pipeline(args.pipeline):
+        parser.error(f"bench: pipeline {args.pipeline!r} is neither one of "
+                     f"{', '.join(NAMES)} nor a file.py[:function]")
+    path = args.pipeline.partition(":")[0]
+    if is_user_pipeline(args.pipeline) and not os.path.isfile(path):
+        raise SystemExit(f"stoker: no pipeline file {path!r}")
     return run_bench(args)
 
 

@@ -7,7 +7,13 @@ torchvision peers are the recipes PyTorch users write for the same work.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import importlib
+import importlib.util
+import os
+import sys
+import types as pytypes
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -80,6 +86,61 @@ def _decode_full(fn: Any, types: Any, root: str) -> tuple:
 FILE_PIPELINES = {"train": _train, "train-unfused": _train_unfused, "val": _val,
                   "decode-crop": _decode_crop, "decode": _decode_full}
 NAMES = ("cifar", *FILE_PIPELINES)
+
+
+# What a user's pipeline file may import its library as: the same names in stoker and in
+# DALI, so a file written against either runs with either (``stoker bench FILE --compare
+# dali``: the port is the import line).
+_LIBRARY_MODULES = ("", ".fn", ".types", ".math")
+
+
+@contextlib.contextmanager
+def _library_as(library: str) -> Iterator[None]:
+    """While it lasts, ``stoker``'s and ``nvidia.dali``'s modules are both ``library``'s
+    ("stoker" or "dali")."""
+    this, other = ("nvidia.dali", "stoker") if library == "dali" else ("stoker", "nvidia.dali")
+    target = {other + s: importlib.import_module(this + s) for s in _LIBRARY_MODULES}
+    if other == "nvidia.dali":  # (``import nvidia.dali.fn`` reads nvidia's attribute)
+        target["nvidia"] = pytypes.ModuleType("nvidia")
+        target["nvidia"].dali = target["nvidia.dali"]  # type: ignore[attr-defined]
+    saved = {name: sys.modules.get(name) for name in target}
+    sys.modules.update(target)
+    try:
+        yield
+    finally:
+        for name, module in saved.items():
+            if module is None:
+                sys.modules.pop(name, None)
+            else:
+                sys.modules[name] = module
+
+
+def load_user_pipeline(spec: str, batch_size: int, threads: int,
+                       library: str = "stoker") -> Any:
+    """The pipeline of ``file.py[:function]`` (default function: ``pipeline``): a
+    @pipeline_def function, built with ``batch_size``, ``num_threads`` and
+    ``device_id=None``, or a function returning a pipeline. The file's imports of stoker
+    or of nvidia.dali give ``library``'s ("stoker" or "dali")."""
+    path, _, name = spec.partition(":")
+    name = name or "pipeline"
+    if not os.path.isfile(path):
+        raise SystemExit(f"stoker: no pipeline file {path!r}")
+    module_spec = importlib.util.spec_from_file_location("stoker_user_pipeline", path)
+    if module_spec is None or module_spec.loader is None:
+        raise SystemExit(f"stoker: cannot load {path!r} as Python")
+    module = importlib.util.module_from_spec(module_spec)
+    with _library_as(library):
+        module_spec.loader.exec_module(module)
+        factory = getattr(module, name, None)
+        if factory is None:
+            raise SystemExit(f"stoker: {path!r} has no function {name!r}")
+        if getattr(factory, "_is_pipeline_def", False):
+            return factory(batch_size=batch_size, num_threads=threads, device_id=None)
+        return factory()
+
+
+def is_user_pipeline(name: str) -> bool:
+    return name not in NAMES and name.partition(":")[0].endswith(".py")
 
 
 def build(name: str, lib: Any, root: str | None, batch_size: int, threads: int) -> Any:

@@ -7,7 +7,6 @@ prints the time per operator.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import time
@@ -16,28 +15,13 @@ from typing import Any
 from stoker.executor.profile import attach
 
 
-def load_user_pipeline(spec: str, batch_size: int, threads: int) -> Any:
-    path, _, name = spec.partition(":")
-    module_spec = importlib.util.spec_from_file_location("stoker_user_pipeline", path)
-    if module_spec is None or module_spec.loader is None:
-        raise SystemExit(f"stoker profile: cannot load {path!r}")
-    module = importlib.util.module_from_spec(module_spec)
-    module_spec.loader.exec_module(module)
-    factory = getattr(module, name or "pipeline", None)
-    if factory is None:
-        raise SystemExit(f"stoker profile: {path!r} has no function {name or 'pipeline'!r}")
-    if getattr(factory, "_is_pipeline_def", False):
-        return factory(batch_size=batch_size, num_threads=threads, device_id=None)
-    return factory()
-
-
 def named_pipeline(name: str, data: str | None, batch_size: int, threads: int) -> Any:
     import stoker
     from stoker.cli import pipelines
 
     if name in pipelines.NAMES:
         return pipelines.build(name, stoker, data, batch_size, threads)
-    return load_user_pipeline(name, batch_size, threads)
+    return pipelines.load_user_pipeline(name, batch_size, threads)
 
 
 def run_profile(args: Any) -> int:

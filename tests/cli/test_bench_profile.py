@@ -78,3 +78,36 @@ def test_a_run_answers_once_the_peers_processes_are_idle():
     start = time.perf_counter()
     bench_worker.settle(os.getpid())  # idle: at once, or nearly
     assert time.perf_counter() - start < 1.0
+
+
+def test_bench_runs_a_users_pipeline_file(tmp_path, capsys):
+    path = tmp_path / "mine.py"
+    path.write_text("from stoker import fn, pipeline_def, types\n\n\n@pipeline_def\n"
+                    "def crops():\n    v = fn.random.uniform(range=(0.0, 1.0), shape=(4,))\n"
+                    "    return fn.cast(v * 9.0, dtype=types.UINT8)\n")
+    assert main(["bench", f"{path}:crops", "--compare", "torchvision", "--runs", "1",
+                 "--seconds", "0.2", "--batch-size", "8"]) == 0
+    out = capsys.readouterr().out
+    assert "torchvision: no recipe for a user's pipeline file, skipped" in out
+    table = out.split("peak RSS", 1)[1].strip().splitlines()
+    assert len(table) == 1 and table[0].split()[0] == "stoker" and "1.00x" in table[0]
+
+
+def test_bench_refuses_what_is_neither_a_name_nor_a_file(capsys):
+    import pytest
+
+    with pytest.raises(SystemExit):
+        main(["bench", "trian", "--runs", "1"])
+    assert "pipeline 'trian' is neither one of cifar, train" in capsys.readouterr().err
+    with pytest.raises(SystemExit, match="no pipeline file 'missing.py'"):
+        main(["bench", "missing.py", "--compare", "", "--runs", "1", "--seconds", "0.1"])
+
+
+def test_bench_stops_when_stoker_cannot_build_the_pipeline(tmp_path, capsys):
+    path = tmp_path / "broken.py"
+    path.write_text("from stoker import fn, pipeline_def\n\n\n@pipeline_def\n"
+                    "def pipeline():\n    return fn.random.uniform(range=(1.0, 0.0), bad=1)\n")
+    assert main(["bench", str(path), "--compare", "", "--runs", "1", "--seconds", "0.1"]) == 1
+    out = capsys.readouterr().out
+    assert "stoker: failed to start (exit code 1), skipped" in out
+    assert "stoker did not start (its error is above): nothing to compare" in out
