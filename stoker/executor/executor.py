@@ -291,8 +291,8 @@ class Executor:
             if not dense and self.num_threads > 1 and n > per_chunk * most:
                 return self._guided(n, per_chunk)
             count = max(1, min(most, n, -(-n // per_chunk)))
-        bounds = np.linspace(0, n, count + 1).astype(int)
-        return [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:], strict=True) if b > a]
+        bounds = [n * i // count for i in range(count + 1)]  # (linspace: 20 us a batch)
+        return [(a, b) for a, b in zip(bounds[:-1], bounds[1:], strict=True) if b > a]
 
     def _guided(self, n: int, smallest: int) -> list[tuple[int, int]]:
         """Chunks that shrink towards the batch's end (each a share of what is left): the

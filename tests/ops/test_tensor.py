@@ -83,3 +83,16 @@ def test_one_hot_errors():
         run(lambda x: fn.one_hot(x, num_classes=3, axis_name="KK"), LABELS, layouts=["N"])
     with pytest.raises(SampleError, match="'axis_name' needs an input with a layout"):
         run(lambda x: fn.one_hot(x, num_classes=3, axis_name="K"), LABELS)
+
+
+def test_cast_of_nan_is_zero_and_infinities_saturate():
+    """fn.cast's float -> integer conversion (DALI 2.4 gives 0 for NaN to 8/16-bit types;
+    stoker gives 0 for every integer type)."""
+    from stoker.kernels.cpu.tensor import cast_cpu
+
+    x = np.array([np.nan, -np.nan, np.inf, -np.inf, 2.5, -2.5, 300.0], np.float32)
+    np.testing.assert_array_equal(cast_cpu(x, np.uint8), [0, 0, 255, 0, 3, 0, 255])
+    np.testing.assert_array_equal(cast_cpu(x, np.int16), [0, 0, 32767, -32768, 3, -3, 300])
+    big = np.iinfo(np.int64)
+    np.testing.assert_array_equal(cast_cpu(x.astype(np.float64), np.int64),
+                                  [0, 0, big.max, big.min, 3, -3, 300])

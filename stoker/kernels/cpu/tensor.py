@@ -71,7 +71,8 @@ def cast_cpu(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
         if dtype.kind == "b":
             return v != 0
         info = np.iinfo(dtype)
-        out = np.nan_to_num(np.clip(v, float(info.min), float(info.max)), nan=0.0)
+        out = np.clip(v, float(info.min), float(info.max))
+        np.copyto(out, 0.0, where=np.isnan(out))  # (nan_to_num: 4x the time on a batch)
         if info.max < 2**53:
             return out.astype(dtype)
         top = out >= float(info.max)  # 2**63 (or 2**64) itself does not convert
