@@ -11,10 +11,10 @@ what the call does not cover it hands back (``FALLBACK``) before it has written
 anything, and the driver does the image (and raises its errors): data that is not a
 JPEG, a header libjpeg-turbo refuses, an Exif orientation to apply, CMYK, lossless or
 unusual sampling, data without its end marker, a crop window that leaves the resized
-image, and any decode failure or warning. A
-window that shrinks 2x or more is decoded at a DCT scale, as the driver decodes it.
-``decode_resize_chunk`` runs it for a chunk of samples, so the executor's threads take
-the GIL once per chunk, not once per image.
+image, and any decode failure or warning. A window that shrinks 2x or more is decoded at
+a DCT scale, as the driver decodes it. ``decode_resize_chunk`` runs it for a chunk of
+samples, so the executor's threads take the GIL once per chunk, not once per image, and
+stores float16 or (h, w, C) outputs from the float32 (C, h, w) it computes.
 
 Arguments: the encoded bytes (1-D uint8), ``fns`` (``turbojpeg._fns``), the operator's
 constants packed once (``ints``, ``floats`` indexed by the I_ and F_ names below; the
