@@ -208,3 +208,26 @@ def test_deprecated_output_dtype_still_works():
 
     (out,) = _run(build, 1)
     assert out.dtype == types.FLOAT16
+
+
+@pytest.mark.parametrize("layout", ["CHW", "HWC"])
+def test_float16_output_is_the_float32_output_rounded(layout):
+    """uint8 images to FLOAT16: each value the float32 output rounded to the nearest
+    float16 (numpy's astype), padding and mirroring included."""
+    imgs = _images([(20, 30, 3), (25, 17, 3), (40, 40, 3)])
+
+    def build(dtype):
+        def pipe():
+            x = fn.external_source(source=lambda: imgs, layout="HWC")
+            return fn.crop_mirror_normalize(
+                x, crop=(24, 20), crop_pos_x=0.8, mirror=fn.random.coin_flip(seed=5),
+                mean=[125.3, 122.9, 113.8], std=[51.5, 50.8, 51.2], dtype=dtype,
+                output_layout=layout, out_of_bounds_policy="pad", fill_values=[7.0, -3.0, 0.5],
+                seed=9)
+        return pipe
+
+    (half,) = _run(build(types.FLOAT16), len(imgs))
+    (full,) = _run(build(types.FLOAT), len(imgs))
+    for h, f in zip(half, full, strict=True):
+        assert h.dtype == np.float16 and f.dtype == np.float32
+        np.testing.assert_array_equal(h.view(np.uint16), f.astype(np.float16).view(np.uint16))

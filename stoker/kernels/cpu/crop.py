@@ -147,11 +147,17 @@ def crop_mirror_normalize(images: np.ndarray, ay: np.ndarray, ax: np.ndarray, ch
     shape = (n, c, ch, cw) if channels_first else (n, ch, cw, c)
     ay, ax, mirror = ay.astype(np.int64), ax.astype(np.int64), _mirror(mirror, n)
     if images.dtype == np.uint8 and mean.ndim == 1 and std.ndim == 1:
-        stored = table_type(dtype)
+        # float16: the table's entries converted once (as each output would be), handed to
+        # the loop as their bits (numba has no float16; numpy's cast of the float32
+        # output took as long as the rest of a CIFAR batch)
+        stored = dtype if dtype == np.float16 else table_type(dtype)
         table = normalize_table(mean, std, scale, shift, fill, stored)
         out = np.empty(shape, stored)
         loop = fused.crop_normalize_table_chw if channels_first else fused.crop_normalize_table_hwc
-        loop(images, ay, ax, mirror, table, out)
+        if stored == np.float16:
+            loop(images, ay, ax, mirror, table.view(np.uint16), out.view(np.uint16))
+        else:
+            loop(images, ay, ax, mirror, table, out)
         return out if out.dtype == dtype else out.astype(dtype)
     mean2, inv, shift32 = normalize_factors(np.broadcast_to(mean, (n, c)),
                                             np.broadcast_to(std, (n, c)), scale, shift)
