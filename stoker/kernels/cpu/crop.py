@@ -126,8 +126,11 @@ NATIVE_TYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 def table_type(dtype: np.dtype) -> np.dtype:
     """The type the uint8 lookup table of crop_mirror_normalize stores: the output type
-    when it is an integer or native float, else float32 (converted after)."""
-    return dtype if dtype.kind in "iu" or dtype in NATIVE_TYPES else np.dtype(np.float32)
+    when it is an integer, a native float or float16 (each entry converted once, as each
+    output would be: numpy's cast of float32 outputs took as long as the rest of a CIFAR
+    batch), else float32 (converted after)."""
+    return dtype if dtype.kind in "iu" or dtype in NATIVE_TYPES or dtype == np.float16 \
+        else np.dtype(np.float32)
 
 
 def crop_mirror_normalize(images: np.ndarray, ay: np.ndarray, ax: np.ndarray, ch: int, cw: int,
@@ -147,14 +150,11 @@ def crop_mirror_normalize(images: np.ndarray, ay: np.ndarray, ax: np.ndarray, ch
     shape = (n, c, ch, cw) if channels_first else (n, ch, cw, c)
     ay, ax, mirror = ay.astype(np.int64), ax.astype(np.int64), _mirror(mirror, n)
     if images.dtype == np.uint8 and mean.ndim == 1 and std.ndim == 1:
-        # float16: the table's entries converted once (as each output would be), handed to
-        # the loop as their bits (numba has no float16; numpy's cast of the float32
-        # output took as long as the rest of a CIFAR batch)
-        stored = dtype if dtype == np.float16 else table_type(dtype)
+        stored = table_type(dtype)
         table = normalize_table(mean, std, scale, shift, fill, stored)
         out = np.empty(shape, stored)
         loop = fused.crop_normalize_table_chw if channels_first else fused.crop_normalize_table_hwc
-        if stored == np.float16:
+        if stored == np.float16:  # (numba has no float16: the loop copies its bits)
             loop(images, ay, ax, mirror, table.view(np.uint16), out.view(np.uint16))
         else:
             loop(images, ay, ax, mirror, table, out)
