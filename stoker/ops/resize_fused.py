@@ -276,7 +276,10 @@ class _Lane:
         self.ints, self.floats, self.tables, self.norm = ints, floats, tables, norm
         self.out_shape, self.out_dtype = out_shape, out_dtype
         self.mirror_key, self.mirror = mirror_key, mirror
-        self.call = loops("decode_resize_loop").decode_resize_chunk
+        L = loops("decode_resize_loop")
+        self.call = L.decode_resize_chunk
+        # float16 or (h, w, C) outputs: each image's float32 (C, h, w) first, on a stage
+        self.stage_size = int(np.prod(out_shape)) if ints[L.I_HALF] or ints[L.I_HWC] else 0
         self.fns = turbojpeg._fns
         self.scratch = threading.local()  # (u8, f32): grown as images need; stage
 
@@ -343,8 +346,7 @@ class _Lane:
         if shorter is not None:
             ints[[L.I_SIZE, L.I_TRUNCATE]] = L.SIZE_SHORTER, cmn.get("rounding") == "truncate"
             floats[[L.F_SHORTER, L.F_POS_Y, L.F_POS_X]] = (
-                shorter, *(float(np.asarray(cmn[k], np.float64).reshape(-1)[0])
-                           for k in ("crop_pos_y", "crop_pos_x")))
+                shorter, decoders._scalar(cmn["crop_pos_y"]), decoders._scalar(cmn["crop_pos_x"]))
         kinds = [R.TRIANGULAR if k == R.LINEAR else k for k in (mn, mg)]
         floats[[L.F_MIN_WIDTH, L.F_MAG_WIDTH, L.F_SHIFT]] = (
             R.BASE_WIDTH[mn], R.BASE_WIDTH[mg], norm.shift)
@@ -382,11 +384,7 @@ class _Lane:
             u8, f32 = self.scratch.arrays
         except AttributeError:
             u8, f32 = np.empty(0, np.uint8), np.empty(0, np.float32)
-            # (float16 or (h, w, C) outputs: each image's float32 (C, h, w) first)
-            L = loops("decode_resize_loop")
-            staged = self.ints[L.I_HALF] or self.ints[L.I_HWC]
-            self.scratch.stage = np.empty(int(np.prod(self.out_shape)) if staged else 0,
-                                          np.float32)
+            self.scratch.stage = np.empty(self.stage_size, np.float32)
         seed, first = window_stream(ctx.seed, ctx.batch.first_index + ctx.lo)
         start = 0
         while True:
