@@ -114,15 +114,14 @@ def make_step(peer: str, pipeline: str, root: str | None, batch_size: int,
         return step
     if pipelines.is_user_pipeline(pipeline):
         pipe = pipelines.load_user_pipeline(pipeline, batch_size, threads, peer)
-        pipe.build()
-        return pipe.run
-    if peer == "dali":
-        import nvidia.dali as lib
-        import nvidia.dali.fn  # noqa: F401
-        import nvidia.dali.types  # noqa: F401
     else:
-        import stoker as lib
-    pipe = pipelines.build(pipeline, lib, root, batch_size, threads)
+        if peer == "dali":
+            import nvidia.dali as lib
+            import nvidia.dali.fn  # noqa: F401
+            import nvidia.dali.types  # noqa: F401
+        else:
+            import stoker as lib
+        pipe = pipelines.build(pipeline, lib, root, batch_size, threads)
     pipe.build()
     return pipe.run
 
