@@ -3,7 +3,7 @@
 Parts (see DESIGN.md):
     pipeline  -- Pipeline, pipeline_def, build/run/reset, epochs
     graph     -- DataNode, tracing context, compile passes
-    ops       -- operator schemas and the registry behind ``fn``
+    operators -- operator schemas and the registry behind ``fn``
     kernels   -- the work itself, per backend (cpu, gpu)
     readers   -- sample indexes and byte sources, sharding, shuffling
     executor  -- thread pool, stages, prefetch, error policy
@@ -25,7 +25,7 @@ _NAMES = {
     "fn": "stoker.fn", "math": "stoker.math", "types": "stoker.types",
     "Pipeline": "stoker.pipeline", "pipeline_def": "stoker.pipeline",
     "DataNode": "stoker.graph.node", "TensorList": "stoker.tensors",
-    "newaxis": "stoker.ops.subscript",
+    "newaxis": "stoker.operators.subscript",
     **{name: "stoker.errors" for name in (
         "StokerError", "ArgumentError", "ArgumentTypeError", "DeviceError", "GraphError",
         "PipelineError", "SampleError")},
@@ -65,6 +65,6 @@ if TYPE_CHECKING:  # what static tools see
         StokerError,
     )
     from stoker.graph.node import DataNode
-    from stoker.ops.subscript import newaxis
+    from stoker.operators.subscript import newaxis
     from stoker.pipeline import Pipeline, pipeline_def
     from stoker.tensors import TensorList

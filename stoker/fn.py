@@ -6,8 +6,8 @@ operator names. Each function has the schema's signature and docstring.
 
 import sys
 
-from stoker.ops import load_all
-from stoker.ops.registry import fill_namespace
+from stoker.operators import load_all
+from stoker.operators.registry import fill_namespace
 
 load_all()
 fill_namespace(sys.modules[__name__])

@@ -148,7 +148,7 @@ def Constant(value: Any, dtype: Any = None, shape: Any = None, layout: Any = Non
     is_scalar = np.ndim(value) == 0 and shape is None and layout is None and device is None
     if is_scalar and not kwargs:
         return ScalarConstant(value.item() if isinstance(value, np.generic) else value, dtype)
-    from stoker.ops.tensor import constant_node
+    from stoker.operators.tensor import constant_node
 
     return constant_node(value, dtype=dtype, shape=shape, layout=layout, device=device, **kwargs)
 

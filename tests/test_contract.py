@@ -22,8 +22,8 @@ import pytest
 import stoker.fn  # noqa: F401  (registers every operator family)
 from stoker import Pipeline
 from stoker.errors import DeviceError
-from stoker.ops.registry import REGISTRY, call_op, gpu_backend_available
-from stoker.ops.schema import Example, Input, OpSchema
+from stoker.operators.registry import REGISTRY, call_op, gpu_backend_available
+from stoker.operators.schema import Example, Input, OpSchema
 
 SEED = 1234
 NAMES = sorted(REGISTRY)

@@ -20,7 +20,7 @@ from stoker.executor.pool import WorkerPool
 from stoker.graph.compile import Plan, Stage
 from stoker.graph.node import DataNode, OpNode
 from stoker.kernels.cpu.rng import derive_seed
-from stoker.ops.base import batch_error
+from stoker.operators.base import batch_error
 from stoker.tensors import TensorList, TensorListGPU
 
 # Values flowing between operators: a dense array (sample axis first) or a list of arrays.

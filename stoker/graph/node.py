@@ -116,14 +116,14 @@ class DataNode:
     def gpu(self) -> DataNode:
         if self.device == "gpu":
             return self
-        from stoker.ops.registry import call_op
+        from stoker.operators.registry import call_op
 
         return call_op("_to_device", [self], {"device": "gpu"})
 
     def cpu(self) -> DataNode:
         if self.device == "cpu":
             return self
-        from stoker.ops.registry import call_op
+        from stoker.operators.registry import call_op
 
         # Runs in the batch's GPU part (after the GPU operators); its output is a CPU node,
         # which the executor downloads to host memory.
@@ -132,24 +132,24 @@ class DataNode:
         return out
 
     def shape(self, dtype: Any = None, device: str = "cpu") -> DataNode:
-        from stoker.ops.registry import call_op
+        from stoker.operators.registry import call_op
 
         args = {} if dtype is None else {"dtype": dtype}
         return call_op("shapes", [self], args)
 
     def source_info(self) -> DataNode:
-        from stoker.ops.registry import call_op
+        from stoker.operators.registry import call_op
 
         return call_op("get_property", [self], {"key": "source_info"})
 
     def __getitem__(self, index: Any) -> DataNode:
-        from stoker.ops.subscript import subscript
+        from stoker.operators.subscript import subscript
 
         return subscript(self, index)
 
-    # -- arithmetic: recorded as nodes by stoker.ops.arithmetic -----------------------------
+    # -- arithmetic: recorded as nodes by stoker.operators.arithmetic -----------------------------
     def _bin(self, op: str, other: Any, reverse: bool = False) -> DataNode:
-        from stoker.ops.arithmetic import binary
+        from stoker.operators.arithmetic import binary
 
         return binary(op, other, self) if reverse else binary(op, self, other)
 
@@ -181,7 +181,7 @@ class DataNode:
     def __ge__(self, o): return self._bin("geq", o)
 
     def __neg__(self):
-        from stoker.ops.arithmetic import unary
+        from stoker.operators.arithmetic import unary
 
         return unary("minus", self)
 
@@ -189,12 +189,12 @@ class DataNode:
         return self
 
     def __invert__(self):
-        from stoker.ops.arithmetic import unary
+        from stoker.operators.arithmetic import unary
 
         return unary("bitnot", self)
 
     def __abs__(self):
-        from stoker.ops.arithmetic import unary
+        from stoker.operators.arithmetic import unary
 
         return unary("abs", self)
 

@@ -22,7 +22,7 @@ from stoker.executor.heap import release_free_memory, settle_allocator
 from stoker.executor.prefetch import Prefetcher
 from stoker.graph.compile import compile_plan
 from stoker.graph.node import DataNode, OpNode, current_pipeline, pipeline_stack
-from stoker.ops.base import SampleOp
+from stoker.operators.base import SampleOp
 from stoker.pipeline.checkpoint import Tracker, check_graph, decode, encode, warn_unsaved_sources
 
 # Built pipelines, closed at interpreter exit before the worker pools (atexit runs the

@@ -12,7 +12,7 @@ from helpers import photo as _photo
 from PIL import Image
 
 import stoker.graph.fuse as fuse
-import stoker.ops.resize_fused as resize_fused
+import stoker.operators.resize_fused as resize_fused
 from stoker import fn, pipeline_def, types
 from stoker.cli.pipelines import MEAN, STD
 

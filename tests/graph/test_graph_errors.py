@@ -18,7 +18,7 @@ from stoker import (
     pipeline_def,
     types,
 )
-from stoker.ops import registry
+from stoker.operators import registry
 
 
 def _batch() -> list[np.ndarray]:

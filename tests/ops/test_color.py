@@ -1,6 +1,6 @@
 """Color operators against numpy/OpenCV references, hand-computed values and DALI's rules.
 
-Rules (measured on DALI 2.4's CPU operators, see stoker/ops/color.py): brightness/contrast
+Rules (measured on DALI 2.4's CPU operators, see stoker/operators/color.py): brightness/contrast
 compute ``shift * R + b * (center + c * (x - center))`` in float32, R being the output
 type's max (1 for float), center defaulting to half the input type's range; integer
 results round half away from zero and saturate. hue/saturation/hsv/color_twist are one

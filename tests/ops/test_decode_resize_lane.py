@@ -13,7 +13,7 @@ import pytest
 from helpers import photo as _photo
 from PIL import Image
 
-import stoker.ops.resize_fused as RF
+import stoker.operators.resize_fused as RF
 from stoker import fn, pipeline_def, types
 from stoker.cli.pipelines import MEAN, STD
 from stoker.errors import SampleError

@@ -131,7 +131,7 @@ def test_peek_image_shape_reads_headers_with_orientation():
 
 
 def test_mixed_device_says_no_gpu_is_here():
-    from stoker.ops.registry import gpu_backend_available
+    from stoker.operators.registry import gpu_backend_available
 
     if gpu_backend_available():
         pytest.skip("a GPU is present")

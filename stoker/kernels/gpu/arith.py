@@ -16,7 +16,7 @@ import torch
 
 from stoker.kernels.cpu import arith as A
 from stoker.kernels.gpu import common as G
-from stoker.ops.arithmetic import _with_scalar_types
+from stoker.operators.arithmetic import _with_scalar_types
 
 _BINARY = {"add": torch.add, "sub": torch.sub, "mul": torch.mul, "fdiv": torch.true_divide,
            "min": torch.minimum, "max": torch.maximum, "atan2": torch.atan2,

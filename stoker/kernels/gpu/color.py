@@ -17,8 +17,8 @@ import torch
 
 from stoker.kernels.cpu import color as K
 from stoker.kernels.gpu import common as G
-from stoker.ops import color as C
-from stoker.ops.image_args import check_input_type, out_dtype, rgb_images
+from stoker.operators import color as C
+from stoker.operators.image_args import check_input_type, out_dtype, rgb_images
 
 F32 = torch.float32
 

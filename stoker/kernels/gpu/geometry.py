@@ -18,9 +18,9 @@ import torch
 from stoker import types
 from stoker.kernels.cpu import crop as K
 from stoker.kernels.gpu import common as G
-from stoker.ops.geometry import resolve_windows
-from stoker.ops.normalize import _channels_vector
-from stoker.ops.resize import DEFAULT_LAYOUT
+from stoker.operators.geometry import resolve_windows
+from stoker.operators.normalize import _channels_vector
+from stoker.operators.resize import DEFAULT_LAYOUT
 
 
 def sample_layout(args: dict, ndim: int) -> str:

@@ -15,8 +15,8 @@ import torch
 
 from stoker import types
 from stoker.kernels.gpu import common as G
-from stoker.ops import normalize_stats as N
-from stoker.ops.image_args import check_input_type
+from stoker.operators import normalize_stats as N
+from stoker.operators.image_args import check_input_type
 
 
 def _moments(xs: list[torch.Tensor], axes: tuple, mean: list | None, ddof: int,

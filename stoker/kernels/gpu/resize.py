@@ -21,7 +21,7 @@ import torch
 
 from stoker.kernels.cpu import resize as K
 from stoker.kernels.gpu import common as G
-from stoker.ops import resize as R
+from stoker.operators import resize as R
 
 
 def as_frames(sample: torch.Tensor, layout: str) -> tuple[torch.Tensor, str]:

@@ -15,7 +15,7 @@ import torch
 from stoker import types
 from stoker.kernels.cpu.tensor import transpose_axes
 from stoker.kernels.gpu import common as G
-from stoker.ops.tensor_util import check_out_layout
+from stoker.operators.tensor_util import check_out_layout
 
 
 def _each(x: Any, fn: Any) -> Any:
@@ -71,7 +71,7 @@ def transpose(ins: list, args: dict, ctx: Any) -> Any:
 
 
 def pad(ins: list, args: dict, ctx: Any) -> Any:
-    from stoker.ops.tensor_join import pad_plan
+    from stoker.operators.tensor_join import pad_plan
 
     x = ins[0]
     n = len(x)

@@ -14,7 +14,7 @@ from stoker import types
 from stoker.errors import ArgumentError
 from stoker.kernels.cpu import crop as K
 from stoker.kernels.gpu.lazy import lazy
-from stoker.ops.geometry import (
+from stoker.operators.geometry import (
     IMAGE,
     WINDOW_ARGS,
     check_window,
@@ -23,8 +23,8 @@ from stoker.ops.geometry import (
     resolve_windows,
     sample_kernel,
 )
-from stoker.ops.registry import register
-from stoker.ops.schema import Arg, Example, OpSchema
+from stoker.operators.registry import register
+from stoker.operators.schema import Arg, Example, OpSchema
 
 
 def _channels_vector(value: Any, channels: int, name: str) -> np.ndarray:

@@ -14,8 +14,8 @@ import numpy as np
 from stoker.errors import ArgumentError
 from stoker.kernels.cpu import crop as K
 from stoker.kernels.gpu.lazy import lazy
-from stoker.ops.registry import register
-from stoker.ops.schema import Arg, Example, Input, OpSchema
+from stoker.operators.registry import register
+from stoker.operators.schema import Arg, Example, Input, OpSchema
 
 IMAGE = Input("input", "Images (HWC, CHW or HW; FHWC/FCHW sequences).")
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from stoker.errors import ArgumentError, ArgumentTypeError, DeviceError, GraphError
 from stoker.graph.node import DataNode, OpNode, check_same_pipeline
-from stoker.ops.schema import COMMON_ARGS, REQUIRED, OpSchema, check_arg, unknown_arg_error
+from stoker.operators.schema import COMMON_ARGS, REQUIRED, OpSchema, check_arg, unknown_arg_error
 
 REGISTRY: dict[str, OpSchema] = {}
 

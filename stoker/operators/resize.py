@@ -19,8 +19,8 @@ from stoker.kernels.cpu import crop as crop_kernels
 from stoker.kernels.cpu import resize as K
 from stoker.kernels.cpu.crop_window import random_crop_window
 from stoker.kernels.gpu.lazy import lazy
-from stoker.ops.registry import register
-from stoker.ops.schema import REQUIRED, Arg, Example, Input, OpSchema
+from stoker.operators.registry import register
+from stoker.operators.schema import REQUIRED, Arg, Example, Input, OpSchema
 
 IMAGE = Input("input", "Images: HWC, CHW, FHWC, FCHW or CFHW (HW too).")
 LINEAR = types.DALIInterpType.INTERP_LINEAR

@@ -16,10 +16,10 @@ from stoker import types
 from stoker.errors import ArgumentError
 from stoker.kernels.cpu import blur as B
 from stoker.kernels.cpu.distort import jpeg_roundtrip
-from stoker.ops.geometry import sample_kernel
-from stoker.ops.image_args import check_input_type, column, dtype_rule, out_dtype
-from stoker.ops.registry import register
-from stoker.ops.schema import Arg, Example, Input, OpSchema
+from stoker.operators.geometry import sample_kernel
+from stoker.operators.image_args import check_input_type, column, dtype_rule, out_dtype
+from stoker.operators.registry import register
+from stoker.operators.schema import Arg, Example, Input, OpSchema
 
 _SPATIAL = "DHW"
 

@@ -11,8 +11,8 @@ import numpy as np
 
 from stoker.errors import ArgumentError
 from stoker.kernels.cpu import paste as K
-from stoker.ops.registry import register
-from stoker.ops.schema import REQUIRED, Arg, Example, Input, OpSchema
+from stoker.operators.registry import register
+from stoker.operators.schema import REQUIRED, Arg, Example, Input, OpSchema
 
 
 def paste_kernel(ins: list, args: dict, ctx: Any) -> np.ndarray:

@@ -15,10 +15,10 @@ import numpy as np
 from stoker import types
 from stoker.errors import ArgumentError
 from stoker.kernels.cpu import lut as K
-from stoker.ops.geometry import sample_kernel
-from stoker.ops.image_args import check_input_type, layout_of
-from stoker.ops.registry import register
-from stoker.ops.schema import Arg, Example, Input, OpSchema
+from stoker.operators.geometry import sample_kernel
+from stoker.operators.image_args import check_input_type, layout_of
+from stoker.operators.registry import register
+from stoker.operators.schema import Arg, Example, Input, OpSchema
 
 _EQ_LAYOUTS = {2: "HW", 3: "HWC", 4: "FHWC"}
 

@@ -26,10 +26,10 @@ from stoker.errors import ArgumentError
 from stoker.kernels.cpu import decode as K
 from stoker.kernels.cpu import tensor as T
 from stoker.kernels.cpu.crop_window import random_crop_window
-from stoker.ops.decoders_mixed import mixed_kernel
-from stoker.ops.geometry import resolve_windows
-from stoker.ops.registry import register
-from stoker.ops.schema import Arg, Example, Input, OpSchema
+from stoker.operators.decoders_mixed import mixed_kernel
+from stoker.operators.geometry import resolve_windows
+from stoker.operators.registry import register
+from stoker.operators.schema import Arg, Example, Input, OpSchema
 
 ENCODED = Input("input", "Encoded images: 1-D uint8 samples (JPEG, PNG, BMP, TIFF, WebP, PNM, "
                          "JPEG 2000).")

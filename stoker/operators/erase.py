@@ -20,10 +20,10 @@ import numpy as np
 
 from stoker.errors import ArgumentError
 from stoker.kernels.cpu import mask as K
-from stoker.ops.geometry import sample_kernel
-from stoker.ops.image_args import column, given, layout_of
-from stoker.ops.registry import register
-from stoker.ops.schema import Arg, Example, Input, OpSchema
+from stoker.operators.geometry import sample_kernel
+from stoker.operators.image_args import column, given, layout_of
+from stoker.operators.registry import register
+from stoker.operators.schema import Arg, Example, Input, OpSchema
 
 _GUESS = {2: "HW", 3: "HWC", 4: "FHWC"}
 

@@ -24,4 +24,4 @@ FAMILIES += ("resize_fused",)
 
 def load_all() -> None:
     for family in FAMILIES:
-        importlib.import_module(f"stoker.ops.{family}")
+        importlib.import_module(f"stoker.operators.{family}")

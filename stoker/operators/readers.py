@@ -31,8 +31,8 @@ import numpy as np
 
 from stoker.errors import ArgumentError, SampleError
 from stoker.graph.node import OpNode
-from stoker.ops.registry import register
-from stoker.ops.schema import Arg, Example, OpSchema
+from stoker.operators.registry import register
+from stoker.operators.schema import Arg, Example, OpSchema
 from stoker.readers.files import FileBatchReader
 from stoker.readers.index import (
     DEFAULT_FILE_FILTERS,

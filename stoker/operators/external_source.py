@@ -24,8 +24,8 @@ from stoker import types
 from stoker.errors import ArgumentError, ArgumentTypeError, SampleError
 from stoker.executor.context import FAILED
 from stoker.graph.node import OpNode
-from stoker.ops.registry import register
-from stoker.ops.schema import Arg, Example, OpSchema
+from stoker.operators.registry import register
+from stoker.operators.schema import Arg, Example, OpSchema
 
 _CYCLE = {None: "no", False: "no", "no": "no", True: "quiet", "quiet": "quiet", "raise": "raise"}
 

@@ -14,9 +14,9 @@ from stoker import types
 from stoker.errors import ArgumentError
 from stoker.kernels.cpu import tensor as tensor_kernels
 from stoker.kernels.gpu.lazy import lazy
-from stoker.ops.registry import call_op, register
-from stoker.ops.schema import REQUIRED, Arg, Example, Input, OpSchema
-from stoker.ops.tensor_util import batch_of, batch_stage, check_out_layout
+from stoker.operators.registry import call_op, register
+from stoker.operators.schema import REQUIRED, Arg, Example, Input, OpSchema
+from stoker.operators.tensor_util import batch_of, batch_stage, check_out_layout
 
 _X = Input("input", "The data.")
 _U8 = [np.arange(12, dtype=np.uint8).reshape(2, 2, 3), np.arange(18, dtype=np.uint8)
@@ -93,7 +93,7 @@ def get_property_sample(ins: list, args: dict, ctx: Any) -> np.ndarray:
 
 
 def _get_property_instance(op: Any, pipeline: Any) -> Any:
-    from stoker.ops.base import SampleOp
+    from stoker.operators.base import SampleOp
 
     inst = SampleOp(op, pipeline)
     if op.args["key"] == "layout":

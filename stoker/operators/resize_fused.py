@@ -41,13 +41,13 @@ from stoker.kernels.cpu import resize as R
 from stoker.kernels.cpu.compiled import loops
 from stoker.kernels.cpu.crop_window import window_stream
 from stoker.kernels.cpu.resize_normalize import Normalize, normalize_stage, resample_normalized
-from stoker.ops import decoders
-from stoker.ops import resize as resize_ops
-from stoker.ops.base import SampleOp
-from stoker.ops.geometry import resolve_windows, sample_kernel, window_size
-from stoker.ops.normalize import _channels_vector, cmn_batch
-from stoker.ops.registry import REGISTRY, register
-from stoker.ops.schema import COMMON_ARGS, Arg, Example, Input, OpSchema, check_arg
+from stoker.operators import decoders
+from stoker.operators import resize as resize_ops
+from stoker.operators.base import SampleOp
+from stoker.operators.geometry import resolve_windows, sample_kernel, window_size
+from stoker.operators.normalize import _channels_vector, cmn_batch
+from stoker.operators.registry import REGISTRY, register
+from stoker.operators.schema import COMMON_ARGS, Arg, Example, Input, OpSchema, check_arg
 
 STAGES = ("decode", "resize", "random_resized_crop", "normalize")
 _HWC = ("HWC",)

@@ -25,8 +25,8 @@ from stoker import types
 from stoker.errors import ArgumentError
 from stoker.kernels.cpu import color as K
 from stoker.kernels.gpu.lazy import lazy
-from stoker.ops.geometry import sample_kernel
-from stoker.ops.image_args import (
+from stoker.operators.geometry import sample_kernel
+from stoker.operators.image_args import (
     check_input_type,
     column,
     dtype_rule,
@@ -34,8 +34,8 @@ from stoker.ops.image_args import (
     out_dtype,
     rgb_images,
 )
-from stoker.ops.registry import register
-from stoker.ops.schema import REQUIRED, Arg, Example, Input, OpSchema
+from stoker.operators.registry import register
+from stoker.operators.schema import REQUIRED, Arg, Example, Input, OpSchema
 
 IMAGE = Input("input", "Images: HWC, or FHWC/DHWC sequences and volumes.")
 T = types.DALIDataType
