@@ -106,7 +106,9 @@ def call_op(name: str, inputs: list[Any], kwargs: dict[str, Any]) -> Any:
                     f"DataNode ({value.name!r})"
                 )
             arg_nodes[key] = value
-        elif value is None and not arg.required and arg.default is None:
+        elif value is None:
+            # DALI reads `arg=None` as "not given": the default applies (a required
+            # argument is then reported missing below).
             continue
         else:
             args[key] = check_arg(schema, arg, value)
