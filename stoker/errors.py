@@ -39,3 +39,7 @@ class SampleError(StokerError, RuntimeError):
         self.op = op
         self.source = source
         self.where = where
+
+
+class GpuFallbackWarning(UserWarning):
+    """GPU operators were asked for where no GPU is usable; they run on the CPU instead."""

@@ -11,10 +11,17 @@ from __future__ import annotations
 import inspect
 import sys
 import types as pytypes
+import warnings
 from typing import Any
 
-from stoker.errors import ArgumentError, ArgumentTypeError, DeviceError, GraphError
-from stoker.graph.node import DataNode, OpNode, check_same_pipeline
+from stoker.errors import (
+    ArgumentError,
+    ArgumentTypeError,
+    DeviceError,
+    GpuFallbackWarning,
+    GraphError,
+)
+from stoker.graph.node import DataNode, OpNode, check_same_pipeline, current_pipeline
 from stoker.operators.schema import COMMON_ARGS, REQUIRED, OpSchema, check_arg, unknown_arg_error
 
 REGISTRY: dict[str, OpSchema] = {}
@@ -56,10 +63,7 @@ def _resolve_device(schema: OpSchema, device: str | None, inputs: list[DataNode]
         raise DeviceError(f"{schema.fn_name}: device={device!r} is not supported; "
                           f"this operator runs on {allowed}")
     if device != "cpu" and not gpu_backend_available():
-        raise DeviceError(
-            f"{schema.fn_name}: device={device!r} needs a CUDA GPU with PyTorch, and none is "
-            "available here; use device='cpu' (the default)"
-        )
+        device = _cpu_in_place_of_gpu(device)
     for n in inputs:
         if n.device == "gpu" and device == "cpu":
             raise GraphError(
@@ -67,6 +71,29 @@ def _resolve_device(schema: OpSchema, device: str | None, inputs: list[DataNode]
                 "the CPU; data moves only CPU -> GPU (call .cpu() explicitly to copy back)"
             )
     return device
+
+
+_warned_no_gpu = False
+
+
+def _cpu_in_place_of_gpu(device: str) -> str:
+    """No usable GPU here: a "gpu" or "mixed" operator runs on the CPU, as the same pipeline
+    written for the CPU would (its CPU kernel, and the fusion rules of the CPU path), after
+    one warning per process. Most DALI pipelines name the GPU; they now run on a laptop or
+    in CI. A pipeline created with ``device_id=None`` keeps the device it asked for, so that
+    ``build()`` refuses it as DALI does."""
+    global _warned_no_gpu
+    pipe = current_pipeline()
+    if pipe is not None and pipe.device_id is None:
+        return device
+    if not _warned_no_gpu:
+        _warned_no_gpu = True
+        warnings.warn(
+            f"stoker: no CUDA GPU is usable here, so operators placed on device={device!r} "
+            "(and every other GPU operator) run on the CPU, with the same results as the CPU "
+            "pipeline; set STOKER_GPU_ON_CPU=1 to run the GPU kernels on torch CPU tensors "
+            "instead", GpuFallbackWarning, stacklevel=5)
+    return "cpu"
 
 
 def call_op(name: str, inputs: list[Any], kwargs: dict[str, Any]) -> Any:
@@ -133,6 +160,8 @@ def call_op(name: str, inputs: list[Any], kwargs: dict[str, Any]) -> Any:
     upstream = [*inputs, *arg_nodes.values()]
     pipe = check_same_pipeline(schema, upstream)
     device = _resolve_device(schema, device, list(inputs))
+    if schema.name == "_to_device" and device == "cpu":
+        return inputs[0]  # .gpu() where the GPU operators run on the CPU: nothing to move
     # Argument inputs are CPU data on every device, as in DALI: GPU operators take their
     # per-sample argument values as numpy arrays.
     for key, node in arg_nodes.items():

@@ -18,6 +18,7 @@ from stoker import (
     pipeline_def,
     types,
 )
+from stoker.errors import GpuFallbackWarning
 from stoker.operators import registry
 
 
@@ -105,12 +106,15 @@ def test_datanode_has_no_truth_value() -> None:
 # -- devices ---------------------------------------------------------------------------------
 
 
-def test_gpu_request_without_gpu_raises_device_error_naming_operator() -> None:
+def test_gpu_request_without_gpu_keeps_the_data_on_the_cpu() -> None:
+    # tests/pipeline/test_gpu_fallback.py: GPU pipelines run on the CPU where no GPU is.
     if registry.gpu_backend_available():
         pytest.skip("this machine has a GPU")
-    with _pipe(), pytest.raises(DeviceError, match=re.escape("fn._to_device: device='gpu' needs "
-                                                             "a CUDA GPU")):
-        fn.external_source(source=_batch).gpu()
+    with _pipe(device_id=0):
+        x = fn.external_source(source=_batch)
+        with pytest.warns(GpuFallbackWarning):
+            registry._warned_no_gpu = False
+            assert x.gpu() is x
 
 
 def test_gpu_device_for_cpu_only_operator_raises_device_error() -> None:

@@ -18,7 +18,7 @@ from PIL import Image
 
 import stoker.graph.fuse as fuse
 from stoker import fn, pipeline_def, types
-from stoker.errors import DeviceError, SampleError
+from stoker.errors import SampleError
 from stoker.kernels.cpu import decode as K
 
 
@@ -128,15 +128,6 @@ def test_peek_image_shape_reads_headers_with_orientation():
                                             adjust_orientation=False), data=data)
     assert [o.tolist() for o in out] == [[20, 30, 4], [20, 30, 3]]
     assert out[0].dtype == np.int32
-
-
-def test_mixed_device_says_no_gpu_is_here():
-    from stoker.operators.registry import gpu_backend_available
-
-    if gpu_backend_available():
-        pytest.skip("a GPU is present")
-    with pytest.raises(DeviceError, match="device='mixed' needs a CUDA GPU"):
-        run(lambda x: fn.decoders.image(x, device="mixed"))
 
 
 # -- bad input ------------------------------------------------------------------------------
