@@ -4,6 +4,7 @@ Parts (see DESIGN.md):
     pipeline  -- Pipeline, pipeline_def, build/run/reset, epochs
     graph     -- DataNode, tracing context, compile passes
     operators -- operator schemas and the registry behind ``fn``
+    ops       -- DALI's legacy operator classes (``ops.Resize(...)``), made from the registry
     kernels   -- the work itself, per backend (cpu, gpu)
     readers   -- sample indexes and byte sources, sharding, shuffling
     executor  -- thread pool, stages, prefetch, error policy
@@ -22,7 +23,7 @@ __version__ = "0.1.0"
 # used: ``python -m stoker.cli...`` tools that drive other libraries (a benchmark's DALI
 # peer) don't pay for building every operator.
 _NAMES = {
-    "fn": "stoker.fn", "math": "stoker.math", "types": "stoker.types",
+    "fn": "stoker.fn", "ops": "stoker.ops", "math": "stoker.math", "types": "stoker.types",
     "Pipeline": "stoker.pipeline", "pipeline_def": "stoker.pipeline",
     "DataNode": "stoker.graph.node", "TensorList": "stoker.tensors",
     "newaxis": "stoker.operators.subscript",
@@ -30,10 +31,10 @@ _NAMES = {
         "StokerError", "ArgumentError", "ArgumentTypeError", "DeviceError", "GraphError",
         "PipelineError", "SampleError")},
 }
-_MODULES = {"fn", "math", "types"}
+_MODULES = {"fn", "ops", "math", "types"}
 
 __all__ = [
-    "fn", "math", "types", "Pipeline", "pipeline_def", "DataNode", "TensorList", "newaxis",
+    "fn", "ops", "math", "types", "Pipeline", "pipeline_def", "DataNode", "TensorList", "newaxis",
     "StokerError", "ArgumentError", "ArgumentTypeError", "DeviceError", "GraphError",
     "PipelineError", "SampleError",
 ]
@@ -54,7 +55,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # what static tools see
-    from stoker import fn, math, types
+    from stoker import fn, math, ops, types
     from stoker.errors import (
         ArgumentError,
         ArgumentTypeError,
