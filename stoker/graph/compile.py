@@ -41,6 +41,9 @@ class Plan:
     info_from: dict[DataNode, DataNode | None]
     # Index of the first stage of the GPU part (len(stages) when there is none).
     gpu_from: int
+    # Each traced operator's schema name before fusion rewrote any: the user's graph,
+    # which checkpoints describe (pipeline/checkpoint.py).
+    traced: dict[OpNode, str] = field(default_factory=dict)
 
     @property
     def has_gpu(self) -> bool:
@@ -67,6 +70,7 @@ def compile_plan(outputs: list[DataNode], all_ops: list[OpNode], pipeline_seed: 
                 f"pipeline output {i} must be a DataNode (an operator's output), "
                 f"got {type(out).__name__}: {out!r}"
             )
+    traced = {op: op.schema.name for op in all_ops}
     preserved = [op for op in all_ops if op.args.get("preserve")]
     ops = collect(outputs, preserved)
     if fuse(ops, outputs):
@@ -109,7 +113,7 @@ def compile_plan(outputs: list[DataNode], all_ops: list[OpNode], pipeline_seed: 
     gpu_from = len(stages)
     stages += _cut(gpu_ops)
     _liveness(stages, outputs)
-    return Plan(ops, outputs, stages, seeds, info_from, gpu_from)
+    return Plan(ops, outputs, stages, seeds, info_from, gpu_from, traced)
 
 
 def _split_devices(ops: list[OpNode]) -> tuple[list[OpNode], list[OpNode]]:

@@ -33,9 +33,21 @@ FORMAT = "stoker.pipeline.checkpoint"
 VERSION = 1
 
 
+def traced_names(pipe: Any) -> list[str]:
+    """The schema name of each operator the user's pipeline traced, in trace order. Fusion
+    (graph/fuse.py) rewrites operators in place at build(), and a restored pipeline is
+    checked before its build: a checkpoint names the operators as traced, so it restores
+    into the same pipeline whichever rules fired (or none)."""
+    plan = getattr(pipe, "_plan", None)
+    traced = plan.traced if plan is not None else {}
+    return [traced.get(op, op.schema.name) for op in pipe._ops]
+
+
 def op_keys(pipe: Any) -> dict[Any, str]:
     """Each traced operator's stable name: its index in trace order and its schema name."""
-    return {op: f"{k}:{op.schema.name}" for k, op in enumerate(pipe._ops)}
+    return {op: f"{k}:{name}" for k, (op, name) in enumerate(zip(pipe._ops,
+                                                                 traced_names(pipe),
+                                                                 strict=True))}
 
 
 def stateful(pipe: Any) -> dict[str, Any]:
@@ -69,7 +81,7 @@ def warn_unsaved_sources(pipe: Any) -> None:
 def encode(state: dict[str, Any], pipe: Any, *, replay: int, resets: list[int],
            iterator: Any) -> str:
     doc = {"format": FORMAT, "version": VERSION,
-           "graph": [op.schema.name for op in pipe._ops], "seed": pipe._seed,
+           "graph": traced_names(pipe), "seed": pipe._seed,
            "first_run": pipe._first_run, "replay": replay, "resets": resets,
            "iterator": iterator, **state}
     return json.dumps(doc, separators=(",", ":"))
@@ -111,7 +123,7 @@ def decode(text: Any) -> dict[str, Any]:
 def check_graph(doc: dict[str, Any], pipe: Any) -> None:
     """Refuses a checkpoint taken from a pipeline with other operators, naming the first
     difference (the operators are compared in trace order)."""
-    theirs, ours = doc["graph"], [op.schema.name for op in pipe._ops]
+    theirs, ours = doc["graph"], traced_names(pipe)
     if theirs == ours:
         return
     for k, (a, b) in enumerate(zip(theirs, ours, strict=False)):
