@@ -18,6 +18,9 @@ FAMILIES += ("resize", "transforms", "warp", "paste")
 # Image decoders (JPEG through libjpeg-turbo, other formats through OpenCV).
 FAMILIES += ("decoders",)
 
+# Reading files named by data (fn.io.file.read).
+FAMILIES += ("io_file",)
+
 # Hidden operators that graph/fuse.py substitutes for decode -> resize -> normalize chains.
 FAMILIES += ("resize_fused",)
 
