@@ -1,7 +1,8 @@
 """Records DALI 2.4's legacy ``ops.*`` class names and the ``fn`` operator each one is.
 
 Run with DALI installed (CPU is enough):
-    /work/dali-venv/bin/python tests/data/record/ops_names.py  # writes tests/data/dali_ops_names.json
+    /work/dali-venv/bin/python tests/data/record/ops_names.py
+(writes tests/data/dali_ops_names.json)
 
 For every class reachable from ``nvidia.dali.ops`` (sub-modules included, "hidden" ones
 left out: DALI keeps them for its own machinery), the file keeps its dotted path, its
