@@ -33,7 +33,8 @@ def _stacked(samples: list[np.ndarray]) -> Any:
 
 
 def _to_torch(samples: list[np.ndarray], dense: bool) -> Any:
-    tensors = [torch.from_numpy(np.ascontiguousarray(s)) for s in samples]
+    # (ascontiguousarray makes a 0-d array 1-d: reshape keeps scalars scalars)
+    tensors = [torch.from_numpy(np.ascontiguousarray(s).reshape(s.shape)) for s in samples]
     if dense and all(t.shape == tensors[0].shape for t in tensors):
         return torch.stack(tensors)
     return tensors

@@ -51,6 +51,24 @@ register(OpSchema(
 ))
 
 
+def cast_like_batch(ins: list, args: dict, ctx: Any) -> np.ndarray:
+    return tensor_kernels.cast_cpu(ins[0], ins[1].dtype)
+
+
+register(OpSchema(
+    name="cast_like",
+    doc="Converts the first input to the type of the second, as fn.cast converts; the "
+        "second input's values are not read.",
+    inputs=(_X, Input("reference", "Data whose type the output takes.")),
+    kernel=lambda ins, a, c: cast_like_batch([ins[0], np.asarray(ins[1])], a, c),
+    batch_kernel=cast_like_batch,
+    devices=("cpu", "gpu"), gpu_kernel=lazy("tensor", "cast_like"),
+    dtype=lambda d, a: d[1],
+    examples=(Example(inputs=(_F32, _U8)), Example(inputs=(_U8, _F32)),
+              Example(inputs=(_U8,), raises=TypeError, match="expects 2 input(s), got 1")),
+))
+
+
 # -- copy, shapes, get_property, constant -------------------------------------------------------
 
 register(OpSchema(

@@ -188,6 +188,22 @@ def test_cast_between_integers_saturates(src, dtype):
     both(lambda x: fn.cast(x, dtype=dtype), data).assert_exact()
 
 
+@pytest.mark.parametrize("dtype", [types.UINT8, types.INT32, types.UINT64, types.BOOL])
+def test_cast_of_scalars_and_empty_samples(dtype):
+    scalars = [np.array(v, np.float32) for v in (2.5, -300.5, 1e10)]
+    both(lambda x: fn.cast(x, dtype=dtype), scalars, dense=False).assert_exact()
+    empty = [np.zeros((0, 3), np.float32), np.zeros((2, 0), np.float32)]
+    both(lambda x: fn.cast(x, dtype=dtype), empty, dense=False).assert_exact()
+
+
+def test_cast_like_takes_the_second_inputs_type():
+    data = [np.array([1.5, -2.5, 300.7], np.float32), np.array([np.nan, 7e4], np.float32)]
+    ref = [np.zeros(2, np.uint8), np.zeros(1, np.uint8)]
+    b = both(lambda x, r: fn.cast_like(x, r), data, ref, dense=False)
+    b.assert_exact()
+    assert [s.tolist() for s in b.gpu[0]] == [[2, 0, 255], [0, 255]]
+
+
 def test_cast_cpu_matches_dali_measurements():
     # Measured on DALI 2.4's CPU fn.cast.
     x = np.array([-1.5, -0.5, 0.5, 1.7, 254.6, 255.5, 300.0, 1e10], np.float32)

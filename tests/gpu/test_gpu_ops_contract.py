@@ -22,7 +22,7 @@ EXACT = (0, 0.0)
 RESAMPLING = (1, 1e-6)
 TOLERANCE = {
     "crop": EXACT, "flip": EXACT, "crop_mirror_normalize": EXACT, "cast": EXACT,
-    "transpose": EXACT, "pad": EXACT, "_arith": EXACT,
+    "cast_like": EXACT, "transpose": EXACT, "pad": EXACT, "_arith": EXACT,
     "brightness": EXACT, "contrast": EXACT, "brightness_contrast": EXACT, "hue": EXACT,
     "saturation": EXACT, "hsv": EXACT, "color_twist": EXACT, "color_space_conversion": EXACT,
     "resize": RESAMPLING, "resize_crop_mirror": RESAMPLING, "random_resized_crop": RESAMPLING,

@@ -66,6 +66,8 @@ def cast_cpu(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
     if dtype.kind not in "iub" or x.dtype == dtype:
         with np.errstate(over="ignore"):  # beyond float16's range is inf, as in DALI
             return x.astype(dtype)
+    if x.ndim == 0:  # numpy's ufuncs give scalars for 0-d arrays, and copyto needs an array
+        return cast_cpu(x.reshape(1), dtype).reshape(())
     if x.dtype.kind == "f":
         v = saturate.round_half_away(x)
         if dtype.kind == "b":

@@ -52,6 +52,12 @@ def cast(ins: list, args: dict, ctx: Any) -> Any:
     return _each(ins[0], lambda s: cast_tensor(s, out))
 
 
+def cast_like(ins: list, args: dict, ctx: Any) -> Any:
+    ref = ins[1] if G.is_dense(ins[1]) or not len(ins[1]) else ins[1][0]
+    out = ref.dtype if isinstance(ref, torch.Tensor) else G.torch_dtype(np.asarray(ref).dtype)
+    return _each(ins[0], lambda s: cast_tensor(s, out))
+
+
 # -- transpose ------------------------------------------------------------------------------
 
 
