@@ -284,24 +284,33 @@ def make_fn(schema: OpSchema) -> Any:
     return op
 
 
+def _namespace(root: pytypes.ModuleType, parents: list[str]) -> pytypes.ModuleType:
+    """``root.<parents>``, made (and put in sys.modules) where it does not exist yet."""
+    module = root
+    path = root.__name__
+    for part in parents:
+        path = f"{path}.{part}"
+        child = getattr(module, part, None)
+        if child is None:
+            child = pytypes.ModuleType(path, f"stoker's fn.{path[len('stoker.fn.'):]} "
+                                             "operators")
+            sys.modules[path] = child
+            setattr(module, part, child)
+        module = child
+    return module
+
+
 def fill_namespace(root: pytypes.ModuleType) -> None:
-    """Adds a function per public schema to ``root`` and its sub-namespaces."""
+    """Adds a function per public schema to ``root`` and its sub-namespaces, then DALI's
+    deprecated names of those operators (``operators/aliases.py``)."""
+    from stoker.operators.aliases import add_aliases
+
     for name, schema in sorted(REGISTRY.items()):
         if name.startswith("_"):
             continue
         *parents, leaf = name.split(".")
-        module = root
-        path = root.__name__
-        for part in parents:
-            path = f"{path}.{part}"
-            child = getattr(module, part, None)
-            if child is None:
-                child = pytypes.ModuleType(path, f"stoker's fn.{path[len('stoker.fn.'):]} "
-                                                 "operators")
-                sys.modules[path] = child
-                setattr(module, part, child)
-            module = child
-        setattr(module, leaf, make_fn(schema))
+        setattr(_namespace(root, parents), leaf, make_fn(schema))
+    add_aliases(root, lambda parents: _namespace(root, parents))
 
 
 __all__ = ["REGISTRY", "REQUIRED", "register", "call_op", "fill_namespace"]
