@@ -35,8 +35,11 @@ DEFAULT_FILE_FILTERS = ("*.jpg", "*.jpeg", "*.png", "*.bmp", "*.tif", "*.tiff", 
                         "*.wav")
 
 
-class DatasetError(StokerError, ValueError):
-    """The dataset description is unusable: nothing found, a malformed list, bad labels."""
+class DatasetError(StokerError, ValueError, RuntimeError):
+    """The dataset description is unusable: nothing found, a malformed list, bad labels.
+
+    Raised by build(), where DALI raises a RuntimeError for the same problems, so
+    ``except RuntimeError`` catches it as there (``except ValueError`` too, as before)."""
 
 
 class PathTable:

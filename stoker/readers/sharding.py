@@ -45,8 +45,11 @@ def check_shards(size: int, num_shards: int, shard_id: int, who: str) -> None:
     if num_shards > size:
         from stoker.readers.index import DatasetError
 
+        # DALI's words are kept so that code matching its message matches this one.
         raise DatasetError(f"{who}: num_shards={num_shards} is more than the {size} samples "
-                           "found; every shard needs at least one sample")
+                           "found; every shard needs at least one sample (The number of "
+                           f"input samples: {size}, needs to be at least equal to the "
+                           f"requested number of shards: {num_shards}.)")
     if not 0 <= shard_id < num_shards:
         from stoker.errors import ArgumentError
 

@@ -110,6 +110,26 @@ def test_more_shards_than_samples_fails_at_build(tmp_path):
     with pytest.raises(DatasetError, match="num_shards=5 is more than the 3 samples"):
         read(files=[str(tmp_path / "a.jpg")] * 3, num_shards=5)
 
+    @pipeline_def(batch_size=1, num_threads=1, device_id=None)
+    def pipe():
+        return tuple(fn.readers.file(files=[str(tmp_path / "a.jpg")] * 12, num_shards=9999))
+
+    p = pipe()
+    # At build(), as a RuntimeError, as DALI raises it (and with DALI's words in it).
+    with pytest.raises(RuntimeError, match="The number of input samples: 12, needs to be at "
+                                           "least equal to the requested number of shards: "
+                                           "9999"):
+        p.build()
+
+
+def test_dataset_errors_are_runtime_errors_as_in_dali(tmp_path):
+    # Measured: DALI raises RuntimeError at build for an empty file_root, a bad file_list
+    # line and too many shards; ValueError still catches them too.
+    assert issubclass(DatasetError, RuntimeError) and issubclass(DatasetError, ValueError)
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(RuntimeError, match="no files found"):
+        read(file_root=str(tmp_path / "empty"))
+
 
 def test_a_file_read_ahead_fails_with_its_own_batch(tmp_path):
     # The reader reads the next batch's files while this batch is decoded (files of 8 KB
