@@ -128,3 +128,32 @@ def test_plain_loop_runs_epochs_with_len_and_keeps_batches_valid():
     for epoch in (0, 1):
         assert (f"epoch {epoch}: 3 batches, 10 images; first batch unchanged after the "
                 "epoch: True") in out
+
+
+def _torchvision_path() -> dict:
+    """PYTHONPATH with the torchvision stand-in when the real one cannot be imported."""
+    probe = subprocess.run([sys.executable, "-c", "import torchvision"], capture_output=True)
+    if probe.returncode == 0:
+        return {}
+    standins = pathlib.Path(__file__).parent / "standins"
+    return {"PYTHONPATH": os.pathsep.join([str(standins), os.environ.get("PYTHONPATH", "")])}
+
+
+def test_dataloader_proxy_recipe_runs_as_written_for_dali():
+    # DALI's recipe: ImageFolder with a path loader, the server's proxy as transform,
+    # worker processes; device="mixed" runs on the CPU here (one warning).
+    env = {**os.environ, "OMP_NUM_THREADS": "1", **_torchvision_path()}
+    cmd = [sys.executable, str(EXAMPLES / "dataloader_proxy.py"), "--device", "cpu",
+           "--image-size", "64", "--images", "40", "--classes", "4", "--batch-size", "16",
+           "--iters", "2", "--workers", "2", "--num-threads", "2"]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env,
+                          cwd=EXAMPLES.parent)
+    assert done.returncode == 0, f"failed:\n{done.stdout}\n{done.stderr}"
+    out = done.stdout
+    assert shapes(out, "images") == [(16, 3, 224, 224)] * 2, out
+    assert "torch.float32 on cpu" in out
+    labels = [[int(v) for v in m.split(",")] for m in re.findall(r"labels \[([\d, ]+)\]", out)]
+    assert [len(batch) for batch in labels] == [16, 16]
+    assert all(0 <= v < 4 for batch in labels for v in batch)
+    assert "32 images of 40 in 2 batches" in out
+    assert done.stderr.count("GpuFallbackWarning") == 1
