@@ -213,6 +213,13 @@ def _one_hot_run(ins: list, args: dict, argv: dict, n: int) -> Any:
     dense = isinstance(x, np.ndarray)
     if axis == -1 and n and (x.size == n if dense else all(np.size(s) == 1 for s in x)):
         x = x.reshape(n) if dense else np.stack([np.asarray(s).reshape(()) for s in x])
+    ndim = (x.ndim - 1) if isinstance(x, np.ndarray) else max((np.ndim(s) for s in x),
+                                                               default=0)
+    if args.get("axis_name") is not None and ndim > 0 and not args["_in_layouts"][0]:
+        # DALI's words: a new axis name needs the names of the input's axes.
+        raise ValueError(f"'axis_name' {args['axis_name']!r} needs an input with a layout "
+                         f"(Input layout mismatch - expected input layout to be of size "
+                         f'{ndim} but instead got "", which is of size 0.)')
     params = (args["num_classes"], axis, args["on_value"], args["off_value"],
               types.to_numpy(args["dtype"]))
     if isinstance(x, np.ndarray):
@@ -241,10 +248,13 @@ def _one_hot_layout(layouts: list, args: dict) -> str:
     return src[:at] + name + src[at:]
 
 
-def _check_one_hot(args: dict) -> None:
-    name = args.get("axis_name")
-    if name is not None and len(name) != 1:
-        raise ArgumentError(f"fn.one_hot: argument 'axis_name' must be one letter, got {name!r}")
+def _one_hot_instance(op: Any, pipeline: Any) -> Any:
+    name = op.args.get("axis_name")
+    if name is not None and len(name) != 1:  # at build, as DALI checks it, in its words
+        raise ArgumentError(f"fn.one_hot: argument 'axis_name' must be one letter: "
+                            f'Unsupported axis_name value. It must be a single character, got '
+                            f'"{name}" instead.')
+    return batch_stage(_one_hot_run)(op, pipeline)
 
 
 _LABELS = [np.array([0, 2, 1], np.int32), np.array([3, -1, 5], np.int32)]
@@ -263,7 +273,7 @@ register(OpSchema(
           Arg("off_value", "float", 0.0, "Value elsewhere (cast to 'dtype')."),
           Arg("axis_name", "str", None, "Layout letter of the new axis (default: the output "
               "layout is empty).")),
-    stage="batch", instance=batch_stage(_one_hot_run), check=_check_one_hot,
+    stage="batch", instance=_one_hot_instance,
     layout=_one_hot_layout, dtype=lambda d, a: types.to_numpy(a["dtype"]),
     examples=(Example(args={"num_classes": 4}, inputs=(_LABELS,)),
               Example(args={"num_classes": 3, "axis": 0, "dtype": types.UINT8,

@@ -16,8 +16,8 @@ from stoker.kernels.gpu.lazy import lazy
 from stoker.operators.registry import register
 from stoker.operators.schema import Arg, Example, Input, OpSchema
 from stoker.operators.tensor_util import (
+    BatchStage,
     batch_of,
-    batch_stage,
     check_out_layout,
     in_layout,
     layout_instance,
@@ -124,26 +124,34 @@ register(OpSchema(
 
 # -- pad ----------------------------------------------------------------------------------------
 
-def _same_for_batch(name: str, args: dict, argv: dict) -> list | None:
-    """An argument that pad needs to be one value for the whole batch."""
-    if name not in argv:
-        return args.get(name)
-    rows = [np.ravel(v).tolist() for v in argv[name]]
-    if any(r != rows[0] for r in rows):
-        raise ValueError(f"'{name}' must be the same for every sample of the batch, got {rows}")
-    return rows[0] if rows else []
-
-
-def _pad_axes(args: dict, argv: dict, ndim: int) -> list[int]:
+def _pad_axes(args: dict, argv: dict, n: int, ndim: int) -> list[list[int]]:
+    """The axes each sample pads: by layout name, or by index (per sample, as DALI
+    allows). No axes at all, an empty list or an empty 'axis_names' mean every axis."""
     names = args.get("axis_names")
-    if names is not None:
-        return [in_layout(args).index(c) for c in names]  # checked against the layout
-    axes = _same_for_batch("axes", args, argv)
-    if not axes:
-        return list(range(ndim))
-    out = [k.normalize_axis(int(a), ndim, "axes") for a in axes]
-    if len(set(out)) != len(out):
-        raise ValueError(f"'axes' {axes} names an axis more than once")
+    if names:
+        src = in_layout(args)
+        missing = [c for c in names if c not in src]
+        if missing:  # the layout is known at the call, which checks this first
+            raise ValueError(f"Axis '{missing[0]}' is not present in the input layout {src!r}")
+        return [[src.index(c) for c in names]] * n
+    rows = per_sample_values("axes", args, argv, n) or [None] * n
+    every = list(range(ndim))
+    return [k.check_axes([int(a) for a in np.ravel(r)], ndim) if r is not None and
+            np.size(r) else every for r in rows]
+
+
+def _pad_align(args: dict, argv: dict, axes: list[list[int]]) -> list[list[int]]:
+    """Each sample's alignment per padded axis: one value for all, or one per axis."""
+    rows = per_sample_values("align", args, argv, len(axes)) or [None] * len(axes)
+    out = []
+    for row, ax in zip(rows, axes, strict=True):
+        a = [1] if row is None or not np.size(row) else [int(v) for v in np.ravel(row)]
+        if min(a) < 1:
+            raise ValueError(f"Values of `align` argument must be positive, got {a}")
+        if len(a) not in (1, len(ax)):
+            raise ValueError(f"'align' {a} must be one value or one per padded axis "
+                             f"({len(ax)})")
+        out.append(a * len(ax) if len(a) == 1 else a)
     return out
 
 
@@ -151,24 +159,21 @@ def pad_plan(shapes: list, dtype: np.dtype, args: dict, argv: dict, n: int
              ) -> tuple[list[tuple[int, ...]], np.ndarray]:
     """Each sample's padded shape and the fill value(s) in ``dtype`` (one, or one per
     sample); shared by the CPU and GPU operators."""
+    _check_pad(args)  # for the GPU operator: the CPU one checked at build
     ndims = sorted({len(s) for s in shapes})
     if len(ndims) > 1:
         raise ValueError(f"all samples must have the same number of dimensions, got {ndims}")
     if ndims and ndims[0] == 0:
         raise ValueError("cannot pad scalars (0-D samples)")
-    axes = _pad_axes(args, argv, ndims[0] if ndims else 0)
-    align = _same_for_batch("align", args, argv) or [1]
-    if len(align) == 1:
-        align = align * len(axes)
-    if len(align) != len(axes) or min(align, default=1) < 1:
-        raise ValueError(f"'align' {align} must be positive, one value or one per padded axis "
-                         f"({len(axes)})")
+    axes = _pad_axes(args, argv, n, ndims[0] if ndims else 0)
+    align = _pad_align(args, argv, axes)
     min_shape = per_sample_values("shape", args, argv, n)
     if min_shape is not None:
         min_shape = [np.ravel(s).tolist() for s in min_shape]
-        if any(len(s) != len(axes) for s in min_shape):
-            raise ValueError(f"'shape' must have one extent per padded axis ({len(axes)}), "
-                             f"got {min_shape[0]}")
+        for s, ax in zip(min_shape, axes, strict=True):
+            if len(s) != len(ax):
+                raise ValueError(f"'shape' must have one extent per padded axis ({len(ax)}), "
+                                 f"got {s}")
     targets = k.pad_targets(shapes, axes, min_shape, align)
     if "fill_value" in argv:
         return targets, k.c_cast(np.ravel(argv["fill_value"]), dtype)
@@ -199,8 +204,14 @@ def _pad_layout(layouts: list, args: dict) -> str:
 
 
 def _check_pad(args: dict) -> None:
-    if args.get("axes") is not None and args.get("axis_names") is not None:
-        raise ArgumentError("fn.pad: arguments 'axes' and 'axis_names' are mutually exclusive")
+    given = args.get("_given", ())
+    if "axes" in given and "axis_names" in given:  # at build, as DALI checks it
+        raise ArgumentError('fn.pad: arguments "axes" and "axis_names" are mutually exclusive')
+
+
+def _pad_instance(op: Any, pipeline: Any) -> BatchStage:
+    _check_pad(op.args)
+    return BatchStage(op, pipeline, _pad_run)
 
 
 _RAGGED_1D = [np.array([3, 4, 2, 5, 4], np.int32), np.array([2, 2], np.int32),
@@ -221,8 +232,8 @@ register(OpSchema(
               "to satisfy 'align'.", per_sample=True),
           Arg("fill_value", "float", 0.0, "The value to pad with.", per_sample=True),
           Arg("align", "ints", None, "Round each padded extent up to a multiple of this (one "
-              "value for all axes or one per axis).", per_sample=True, range=(1, None))),
-    stage="batch", instance=batch_stage(_pad_run), check=_check_pad, layout=_pad_layout,
+              "value for all axes or one per axis); positive.", per_sample=True)),
+    stage="batch", instance=_pad_instance, layout=_pad_layout,
     devices=("cpu", "gpu"), gpu_kernel=lazy("tensor", "pad"),
     examples=(
         Example(args={"fill_value": -1.0}, inputs=(_RAGGED_1D,)),
@@ -230,7 +241,10 @@ register(OpSchema(
         Example(args={"axes": [1], "fill_value": 42.0}, inputs=(_A,)),
         Example(args={"shape": [4, -1]}, inputs=(_SQ,)),
         Example(args={"axes": [2]}, inputs=(_A,), raises=RuntimeError,
-                match="'axes' 2 is out of range for 2-D samples"),
-        Example(args={"align": [0]}, inputs=(_A,), raises=ValueError, match="must be in [1"),
+                match="Axis 2 out of range. Expected range is [-2, 1] for a 2D input"),
+        Example(args={"align": [0]}, inputs=(_A,), raises=RuntimeError,
+                match="Values of `align` argument must be positive"),
+        Example(args={"axes": [0, -2]}, inputs=(_A,), raises=RuntimeError,
+                match="Axis index 0 occurs more than once"),
     ),
 ))

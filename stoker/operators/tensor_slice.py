@@ -34,6 +34,8 @@ def _explicit(args: dict, arg: Arg) -> bool:
 
 
 def _slice_axes(args: dict, ndim: int) -> list[int]:
+    """The sliced axes, in the order the arguments list them. As in DALI, empty 'axes'
+    (a constant or one sample's value) or an empty 'axis_names' mean every axis."""
     src, names = in_layout(args), args["axis_names"]
     use_names = _explicit(args, _AXIS_NAMES) or (
         not _explicit(args, _AXES) and src and all(c in src for c in names))
@@ -42,12 +44,9 @@ def _slice_axes(args: dict, ndim: int) -> list[int]:
         if missing:
             raise ValueError(f"axis {missing[0]!r} of 'axis_names' {names!r} is not in the "
                              f"input layout {src!r}")
-        return [src.index(c) for c in names]
-    axes = [k.normalize_axis(int(a), ndim, "axes") for a in np.ravel(args["axes"])]
-    if len(set(axes)) != len(axes):
-        raise ValueError(f"'axes' {np.ravel(args['axes']).tolist()} names an axis more "
-                         "than once")
-    return axes
+        return [src.index(c) for c in names] if names else list(range(ndim))
+    axes = [int(a) for a in np.ravel(args["axes"])]
+    return k.check_axes(axes, ndim) if axes else list(range(ndim))
 
 
 def _channel_axis(args: dict, ndim: int) -> int:
@@ -86,27 +85,36 @@ def slice_batch(ins: list, args: dict, ctx: Any) -> np.ndarray:
 
 
 def _check(args: dict) -> None:
+    """Arguments that exclude each other. Checked at build, when DALI checks them, and
+    worded as DALI's messages (its words in double quotes), which code may look for."""
     if args.get("start") is not None and args.get("rel_start") is not None:
-        raise ArgumentError("fn.slice: arguments 'start' and 'rel_start' are mutually exclusive")
+        raise ArgumentError('fn.slice: "start" and "rel_start" arguments are mutually '
+                            "exclusive")
     ends = [key for key in _ENDS if args.get(key) is not None]
     if len(ends) > 1:
-        raise ArgumentError(f"fn.slice: arguments {', '.join(repr(e) for e in ends)} are "
-                            "mutually exclusive (give one of end, rel_end, shape, rel_shape)")
+        raise ArgumentError(f"fn.slice: arguments {', '.join(repr(e) for e in ends)} given: "
+                            '"end", "rel_end", "shape", and "rel_shape" arguments are '
+                            "mutually exclusive")
     if _explicit(args, _AXES) and _explicit(args, _AXIS_NAMES):
-        raise ArgumentError("fn.slice: arguments 'axes' and 'axis_names' are mutually exclusive")
+        raise ArgumentError('fn.slice: "axes" and "axis_names" are mutually exclusive')
 
 
 def _instance(op: Any, pipeline: Any) -> Any:
+    _check({**op.args, **op.arg_nodes})
     named = [key for key in _NAMED if op.args.get(key) is not None or key in op.arg_nodes]
     n_in = len(op.inputs)
     if n_in == 2:
         raise ArgumentError("fn.slice: give both the anchor and the shape inputs, or neither")
+    # DALI finds these two at run; stoker has all it needs at build.
     if n_in == 3 and named:
         raise ArgumentError(f"fn.slice: anchor/shape inputs and the arguments {named} are "
-                            "mutually exclusive")
+                            "mutually exclusive (Named arguments start/end/shape are not "
+                            "compatible with positional anchor and shape inputs)")
     if n_in == 1 and not named:
         raise ArgumentError("fn.slice: nothing to slice: give start/rel_start with "
-                            "end/rel_end/shape/rel_shape, or anchor and shape inputs")
+                            "end/rel_end/shape/rel_shape, or anchor and shape inputs "
+                            "(Expected named slice arguments (e.g. start/end, start/shape) or "
+                            "positional inputs (start, shape).)")
     return layout_instance(op, pipeline)
 
 
@@ -151,8 +159,7 @@ register(OpSchema(
               "channel (the layout's 'C', else the last axis)."),
           Arg("dtype", "dtype", None, "Output type (default: the input's); conversion "
               "saturates.")),
-    kernel=slice_sample, batch_kernel=slice_batch, instance=_instance, check=_check,
-    layout=_layout,
+    kernel=slice_sample, batch_kernel=slice_batch, instance=_instance, layout=_layout,
     dtype=lambda d, a: types.to_numpy(a["dtype"]) if a.get("dtype") is not None else d[0],
     examples=(
         Example(args={"rel_start": [0.5, 0.25], "rel_shape": [0.5, 0.5]}, inputs=(_IMG,)),

@@ -10,7 +10,7 @@ from op_cases import Lib, cases, check_case, run_case
 from stoker import Pipeline, fn, types
 
 STOKER = Lib(fn, types, Pipeline)
-CASES = [c for prefix in ("cast", "cast_like")
+CASES = [c for prefix in ("cast", "cast_like", "pad", "slice", "one_hot")
          for c in cases(prefix)]
 
 

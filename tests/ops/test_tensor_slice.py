@@ -136,14 +136,16 @@ def test_slice_dtype_saturates_and_fill_casts_like_dali():
     assert half[0].dtype == np.float16 and half[0].shape == (1, 6, 2)
 
 
-def test_slice_errors_at_definition():
+def test_slice_errors_at_definition_or_build():
+    # Arguments that exclude each other fail the build, as in DALI, in DALI's words.
     cases = [
         ({"start": [1, 1], "rel_start": [0.1, 0.1], "shape": [1, 1]},
-         "'start' and 'rel_start' are mutually exclusive"),
+         '"start" and "rel_start" arguments are mutually exclusive'),
         ({"start": [1, 1], "end": [3, 3], "shape": [1, 1]},
-         "'end', 'shape' are mutually exclusive"),
+         "'end', 'shape' given: \"end\", \"rel_end\", \"shape\", and \"rel_shape\" "
+         "arguments are mutually exclusive"),
         ({"start": [1], "shape": [1], "axes": [2], "axis_names": "H"},
-         "'axes' and 'axis_names' are mutually exclusive"),
+         '"axes" and "axis_names" are mutually exclusive'),
         ({}, "nothing to slice"),
         ({"start": [1], "out_of_bounds_policy": "bogus"}, "'out_of_bounds_policy' must be one of"),
         ({"start": [1], "axis_names": "D"}, "axis 'D' of 'axis_names' is not in the input layout"),
@@ -169,9 +171,11 @@ def test_slice_errors_at_run_time_name_the_window():
         run(lambda x: fn.slice(x, start=[1, 1], shape=[-1, 2]), IMG)
     with pytest.raises(SampleError, match="'start' has 3 values for 2 sliced axes"):
         run(lambda x: fn.slice(x, start=[1, 1, 1], shape=[1]), IMG)
-    with pytest.raises(SampleError, match=r"'axes' \[0, 0\] names an axis more than once"):
+    with pytest.raises(SampleError, match=r"'axes' \[0, 0\]: Axis index 0 occurs more than "
+                                          "once"):
         run(lambda x: fn.slice(x, start=[1, 1], shape=[1, 1], axes=[0, 0]), IMG)
-    with pytest.raises(SampleError, match="'axes' 3 is out of range for 3-D samples"):
+    with pytest.raises(SampleError, match=r"Axis 3 out of range\. Expected range is \[-3, 2\] "
+                                          "for a 3D input"):
         run(lambda x: fn.slice(x, start=[1], shape=[1], axes=[3]), IMG)
     with pytest.raises(SampleError, match="'fill_values' has 3 values but the output has 2 "
                                           r"channels \(axis 2\)"):

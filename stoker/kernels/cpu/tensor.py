@@ -97,6 +97,22 @@ def _shape_str(shape: Sequence[int]) -> str:
     return "(" + ", ".join(str(int(e)) for e in shape) + ")"
 
 
+def check_axes(axes: Sequence[int], ndim: int) -> list[int]:
+    """``axes`` (each in [-ndim, ndim), none twice) as non-negative indices; the errors
+    are worded as DALI's (pad, slice), since code written for DALI may look for them."""
+    out = []
+    for a in axes:
+        if not -ndim <= a < ndim:
+            raise ValueError(f"'axes' {list(axes)}: Axis {a} out of range. Expected range is "
+                             f"[{-ndim}, {ndim - 1}] for a {ndim}D input")
+        a = a + ndim if a < 0 else a
+        if a in out:
+            raise ValueError(f"'axes' {list(axes)}: Axis index {a} occurs more than once "
+                             "(negative indices count from the back)")
+        out.append(a)
+    return out
+
+
 def normalize_axis(axis: int, ndim: int, name: str, allow_end: bool = False) -> int:
     """``axis`` in [-ndim, ndim) (or [-ndim, ndim] with ``allow_end``) as a non-negative index."""
     hi = ndim if allow_end else ndim - 1
@@ -264,18 +280,21 @@ def stack_cpu(ins: Sequence[np.ndarray], axis: int, lead: int = 0) -> np.ndarray
 
 # -- pad ----------------------------------------------------------------------------------------
 
-def pad_targets(shapes: Sequence[Sequence[int]], axes: Sequence[int],
+def pad_targets(shapes: Sequence[Sequence[int]], axes: Sequence[Sequence[int]],
                 min_shape: Sequence[Sequence[int]] | None,
-                align: Sequence[int]) -> list[tuple[int, ...]]:
-    """Each sample's padded shape: per axis, the batch's largest extent (or the sample's
-    own, raised to a positive ``min_shape``), rounded up to a multiple of ``align``."""
+                align: Sequence[Sequence[int]]) -> list[tuple[int, ...]]:
+    """Each sample's padded shape. Sample j pads its own ``axes[j]``: the i-th of them
+    to the batch's largest extent of that axis (over every sample, as DALI does), or to
+    the sample's own extent raised to a positive ``min_shape[j][i]``, then up to a
+    multiple of ``align[j][i]``."""
+    ndim = len(shapes[0]) if shapes else 0
+    batch_max = [max(int(s[d]) for s in shapes) for d in range(ndim)]
     out = [list(s) for s in shapes]
-    for i, a in enumerate(axes):
-        batch_max = max(int(s[a]) for s in shapes)
-        for j, s in enumerate(shapes):
+    for j, s in enumerate(shapes):
+        for i, d in enumerate(axes[j]):
             want = int(min_shape[j][i]) if min_shape is not None else -1
-            extent = max(want, int(s[a])) if want > 0 else batch_max
-            out[j][a] = -(-extent // align[i]) * align[i]
+            extent = max(want, int(s[d])) if want > 0 else batch_max[d]
+            out[j][d] = -(-extent // align[j][i]) * align[j][i]
     return [tuple(s) for s in out]
 
 
