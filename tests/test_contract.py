@@ -22,6 +22,7 @@ import pytest
 import stoker.fn  # noqa: F401  (registers every operator family)
 from stoker import Pipeline
 from stoker.errors import DeviceError, GraphError
+from stoker.operators.layouts import run_layout
 from stoker.operators.registry import REGISTRY, call_op, gpu_backend_available
 from stoker.operators.schema import Example, Input, OpSchema
 
@@ -172,7 +173,9 @@ def test_outputs_have_predicted_dtype_and_layout(name: str) -> None:
         for k, (samples, layout, node) in enumerate(
                 zip(ran.outputs, ran.layouts, ran.nodes, strict=True)):
             assert len(samples) == _batch_size(example)
-            assert layout == (node.layout or ""), f"{schema.fn_name} output {k}: layout"
+            # The node's layout, or (operators/layouts.py) what its rule says for the samples.
+            assert layout == run_layout(node.layout, samples), \
+                f"{schema.fn_name} output {k}: layout"
             for j, s in enumerate(samples):
                 if predicted is not None:
                     assert s.dtype == np.dtype(predicted[k]), (

@@ -21,6 +21,7 @@ from stoker.graph.compile import Plan, Stage
 from stoker.graph.node import DataNode, OpNode
 from stoker.kernels.cpu.rng import derive_seed
 from stoker.operators.base import batch_error
+from stoker.operators.layouts import run_layout
 from stoker.tensors import TensorList, TensorListGPU
 
 # Values flowing between operators: a dense array (sample axis first) or a list of arrays.
@@ -137,12 +138,13 @@ class Executor:
         for node in self.plan.outputs:
             src = self.plan.info_from.get(node)
             info = infos.get(src) if src is not None else None
+            # Mostly the node's layout; some depend on the samples' rank (operators/layouts).
+            layout = run_layout(node.layout, values[node])
             if node.device == "gpu":
-                outputs.append(TensorListGPU(values[node], layout=node.layout or "",
-                                             source_info=info, event=event))
+                outputs.append(TensorListGPU(values[node], layout=layout, source_info=info,
+                                             event=event))
             else:
-                outputs.append(TensorList(values[node], layout=node.layout or "",
-                                          source_info=info))
+                outputs.append(TensorList(values[node], layout=layout, source_info=info))
         return outputs
 
     # -- the GPU part (stoker/executor/gpu.py) -----------------------------------------------

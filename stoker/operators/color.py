@@ -34,6 +34,7 @@ from stoker.operators.image_args import (
     out_dtype,
     rgb_images,
 )
+from stoker.operators.layouts import NdimLayout, image_layout
 from stoker.operators.registry import register
 from stoker.operators.schema import REQUIRED, Arg, Example, Input, OpSchema
 
@@ -107,7 +108,7 @@ for _name, _args, _doc in (
         name=_name, doc=_doc, inputs=(IMAGE,),
         args=(*_args, _dtype_arg(None, _AFFINE_OUT)),
         kernel=sample_kernel(brightness_contrast_batch),
-        batch_kernel=brightness_contrast_batch, dtype=dtype_rule,
+        batch_kernel=brightness_contrast_batch, dtype=dtype_rule, layout=image_layout,
         devices=("cpu", "gpu"), gpu_kernel=lazy("color", "brightness_contrast"),
         examples=(
             Example(args={_first: 1.5}, inputs=(_RAGGED,)),
@@ -180,6 +181,7 @@ for _name, _args, _doc, _dtype in (
     register(OpSchema(
         name=_name, doc=_doc, inputs=(IMAGE,), args=(*_args, _dtype_arg(_dtype, _TWIST_OUT)),
         kernel=sample_kernel(twist_batch), batch_kernel=twist_batch, dtype=dtype_rule,
+        layout=image_layout,
         devices=("cpu", "gpu"), gpu_kernel=lazy("color", "twist"),
         examples=tuple(Example(args={_first: 0.6 if _first == "saturation" else 30.0,
                                      **e.args}, inputs=e.inputs, raises=e.raises,
@@ -211,7 +213,12 @@ def _csc_check(args: dict) -> None:
 
 
 def _csc_layout(layouts: list, args: dict) -> str:
-    return layouts[0] or ""
+    return layouts[0] or _CSC_LAYOUTS
+
+
+# DALI 2.4 names the axes of an input without a layout (measured): to 5-D, unlike the
+# other color operators (which refuse 5-D data).
+_CSC_LAYOUTS = NdimLayout({3: "HWC", 4: "FHWC", 5: "FDHWC"})
 
 
 register(OpSchema(

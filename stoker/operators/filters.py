@@ -18,6 +18,7 @@ from stoker.kernels.cpu import blur as B
 from stoker.kernels.cpu.distort import jpeg_roundtrip
 from stoker.operators.geometry import sample_kernel
 from stoker.operators.image_args import check_input_type, column, dtype_rule, out_dtype
+from stoker.operators.layouts import image_layout
 from stoker.operators.registry import register
 from stoker.operators.schema import Arg, Example, Input, OpSchema
 
@@ -148,6 +149,7 @@ register(OpSchema(
     args=(Arg("quality", "int", 50, "JPEG quality, 1 (worst) to 100; values outside are "
               "clamped.", per_sample=True),),
     kernel=sample_kernel(jpeg_batch), batch_kernel=jpeg_batch,
+    layout=image_layout,  # HWC/FHWC for an input without a layout, as in DALI
     examples=(
         Example(inputs=(_IMG,)),
         Example(args={"quality": 5}, inputs=([np.stack([_IMG[0]] * 2)],)),

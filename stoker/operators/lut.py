@@ -17,6 +17,7 @@ from stoker.errors import ArgumentError
 from stoker.kernels.cpu import lut as K
 from stoker.operators.geometry import sample_kernel
 from stoker.operators.image_args import check_input_type, layout_of
+from stoker.operators.layouts import NdimLayout
 from stoker.operators.registry import register
 from stoker.operators.schema import Arg, Example, Input, OpSchema
 
@@ -46,6 +47,8 @@ register(OpSchema(
     doc="Histogram equalization of uint8 images, per channel (and per frame).",
     inputs=(Input("input", "uint8 images: HW, HWC, CHW, or FHW/FHWC/FCHW sequences."),),
     kernel=sample_kernel(equalize_batch), batch_kernel=equalize_batch,
+    # An input without a layout: DALI names the output's axes as the kernel reads them.
+    layout=lambda layouts, a: layouts[0] or NdimLayout(_EQ_LAYOUTS),
     examples=(
         Example(inputs=(_IMG,)),
         Example(inputs=([x[..., 0].copy() for x in _IMG],)),

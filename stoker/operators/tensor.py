@@ -14,6 +14,7 @@ from stoker import types
 from stoker.errors import ArgumentError
 from stoker.kernels.cpu import tensor as tensor_kernels
 from stoker.kernels.gpu.lazy import lazy
+from stoker.operators.layouts import NdimLayout, run_layout
 from stoker.operators.registry import call_op, register
 from stoker.operators.schema import REQUIRED, Arg, Example, Input, OpSchema
 from stoker.operators.tensor_util import batch_of, batch_stage, check_out_layout
@@ -115,8 +116,13 @@ def _get_property_instance(op: Any, pipeline: Any) -> Any:
 
     inst = SampleOp(op, pipeline)
     if op.args["key"] == "layout":
-        encoded = np.frombuffer((op.inputs[0].layout or "").encode(), dtype=np.uint8).copy()
+        layout = op.inputs[0].layout
+        layout = "" if layout is None else layout  # (an NdimLayout is falsy)
+        encoded = np.frombuffer(layout.encode(), dtype=np.uint8).copy()
         inst.kernel = lambda ins, a, c: encoded
+        if isinstance(layout, NdimLayout):  # known from each sample's rank
+            inst.kernel = lambda ins, a, c: np.frombuffer(
+                run_layout(layout, [ins[0]]).encode(), dtype=np.uint8).copy()
     return inst
 
 

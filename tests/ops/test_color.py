@@ -12,9 +12,11 @@ from __future__ import annotations
 import cv2
 import numpy as np
 import pytest
-from helpers import apply_op, run_samples
+from helpers import apply_op, run_pipeline, run_samples
+from op_cases import Lib, check_case, run_case
+from op_cases import cases as dali_cases
 
-from stoker import fn, types
+from stoker import Pipeline, fn, types
 from stoker.errors import ArgumentError, SampleError
 
 RNG = np.random.default_rng(0)
@@ -302,3 +304,27 @@ def test_color_space_conversion_errors():
         _csc([np.zeros((2, 2, 3), np.float32)], types.RGB, types.BGR)
     with pytest.raises(ArgumentError, match="'output_type' must be one of"):
         _csc(_images(1), types.RGB, types.ANY_DATA)
+
+
+# -- layouts and default types, against DALI 2.4's recorded outcomes ----------------------------
+
+COLOR_CASES = dali_cases("color")
+
+
+@pytest.mark.parametrize("case", COLOR_CASES, ids=[c["name"] for c in COLOR_CASES])
+def test_color_operators_match_dali_layouts_types_and_values(case):
+    # An input without a layout comes out HWC (3-D) or FHWC (4-D), as DALI names it.
+    check_case(case, run_case(case, Lib(fn, types, Pipeline)))
+
+
+def test_unnamed_image_layout_reaches_get_property_and_later_operators():
+    frames = [np.zeros((2, 3, 4, 3), np.uint8), np.ones((2, 3, 4, 3), np.uint8)]
+    out = run_pipeline(lambda x: (fn.hue(x, hue=10.0),
+                                  fn.get_property(fn.saturation(x), key="layout"),
+                                  fn.copy(fn.hsv(x))), frames)
+    assert out[0].layout() == "FHWC" and out[2].layout() == "FHWC"
+    assert bytes(np.asarray(out[1][0])).decode() == "FHWC"
+    # At graph build the layout is still unknown: rules that read it see "".
+    images = [np.zeros((3, 4, 3), np.uint8)]
+    out = run_pipeline(lambda x: fn.brightness(x, brightness=2.0), images, layouts=["CHW"])
+    assert out[0].layout() == "CHW"
