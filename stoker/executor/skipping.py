@@ -34,6 +34,10 @@ class Batch(tuple):
     consumed: int = 0  # stream positions read for this batch, failed samples included
     offsets: np.ndarray | None = None  # position of each delivered sample among them
     skipped: list[tuple[str, str]] = []  # (source_info, reason) per failed sample
+    # The stream position (among ``consumed``) of each entry of ``skipped``, so that an
+    # iterator that keeps only the first positions of the batch (the end of its epoch)
+    # can take back the entries of the positions it throws away (``retract``).
+    skipped_at: list[int] = []
 
 
 def _keep_rows(value: Any, keep: np.ndarray) -> Any:
@@ -104,6 +108,7 @@ def run_skipping(ex: Any, bctx: BatchContext) -> Any:
     parts: list[tuple[dict, dict]] = []
     offsets: list[np.ndarray] = []
     skipped: list[tuple[str, str]] = []
+    skipped_at: list[int] = []
     consumed = got = 0
     while True:
         sub = BatchContext(bctx.iteration, bctx.first_index + consumed, want - got,
@@ -118,8 +123,10 @@ def run_skipping(ex: Any, bctx: BatchContext) -> Any:
             raise
         finally:
             skipped.extend(sub.dropped)
+            skipped_at.extend([consumed] * len(sub.dropped))
         for position, reason in rnd.failed:
             skipped.append((rnd.describe(position), reason))
+            skipped_at.append(consumed + position)
         _count_in_a_row(pipe, rnd, skipped)
         rows = rnd.rows  # set by run(): its compact() runs last
         offsets.append(consumed + rows)
@@ -132,7 +139,7 @@ def run_skipping(ex: Any, bctx: BatchContext) -> Any:
     record = Batch()
     record.iteration, record.consumed = bctx.iteration, consumed
     record.offsets = np.concatenate(offsets) if offsets else np.zeros(0, np.int64)
-    record.skipped = skipped
+    record.skipped, record.skipped_at = skipped, skipped_at
     if ex.plan.has_gpu:  # the GPU part goes on from the merged CPU values
         from stoker.executor.gpu import PartialBatch
 
@@ -148,7 +155,24 @@ def with_record(outputs: list, record: Batch) -> Batch:
     batch = Batch(outputs)
     batch.iteration, batch.consumed = record.iteration, record.consumed
     batch.offsets, batch.skipped = record.offsets, record.skipped
+    batch.skipped_at = record.skipped_at
     return batch
+
+
+def retract(pipe: Any, batch: Any, end: int) -> None:
+    """An iterator keeps only the positions before ``end`` of ``batch``, which ``pipe``
+    has just returned (its epoch ends there): the samples after it belong to no epoch the
+    iterator delivers (the reader reads them again in the next one), so their failures
+    leave the pipeline's report, which otherwise lists such files twice."""
+    at = getattr(batch, "skipped_at", None)
+    if not at or max(at) < end:
+        return
+    n = len(batch.skipped)
+    tail = pipe._skipped[len(pipe._skipped) - n:]
+    if len(tail) != n or any(a is not b for a, b in zip(tail, batch.skipped, strict=True)):
+        return  # not the batch the pipeline returned last: nothing to take back
+    pipe._skipped[len(pipe._skipped) - n:] = [
+        entry for entry, pos in zip(batch.skipped, at, strict=True) if pos < end]
 
 
 def _gpu_inputs(plan: Any) -> list:

@@ -72,6 +72,9 @@ class EpochBook:
         self.ahead = [0] * s
         self.rot_len = list(self.shard_len)
         self.counter = 0
+        # on_error="skip": the stream positions of the last batch taken that its epoch
+        # holds (those from here on are the next epoch's, read again there).
+        self.epoch_end_in_batch: int | None = None
 
     def __len__(self) -> int:
         if self.policy is LastBatchPolicy.DROP:
@@ -100,9 +103,11 @@ class EpochBook:
         if skipped is not None:
             offsets = skipped[1]
             keep = [len(offsets)]
+            self.epoch_end_in_batch = None
             if self.policy is LastBatchPolicy.PARTIAL:
                 end = self.shard_len[self.current[0]] - before
                 keep = [int(np.searchsorted(offsets, end))]
+                self.epoch_end_in_batch = end
             return keep
         keep = [self.bs] * len(self.current)
         if self.policy is LastBatchPolicy.PARTIAL:

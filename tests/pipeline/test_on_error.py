@@ -350,3 +350,65 @@ def test_skip_in_the_cpu_part_of_a_gpu_pipeline(folder, monkeypatch):
             seen.update(names[int(x)] for x in batch[0]["label"].flatten())
         it.reset()
         assert seen == collections.Counter(good)
+
+
+# -- the skip report: each bad file once, and nothing from libpng on stderr -------------------
+def _png(k: int) -> bytes:
+    rng = np.random.default_rng(k)
+    img = np.clip(rng.normal(128, 40, (*SIZE, 3)), 0, 255).astype(np.uint8)
+    return cv2.imencode(".png", img)[1].tobytes()
+
+
+def _spoil(data: bytes, k: int, kinds: int) -> bytes:
+    """Damage as disks, transfers and downloads do it: cut short, overwritten with
+    garbage, zeroed, one bit flipped (JPEGs decode through the last two)."""
+    rng = np.random.default_rng(1000 + k)
+    cut = len(data) // 3
+    return [data[:cut], data[:cut] + rng.bytes(len(data) - cut),
+            data[:cut] + bytes(40) + data[cut + 40:],
+            data[:cut] + bytes([data[cut] ^ 0x10]) + data[cut + 1:]][k % kinds]
+
+
+@pytest.fixture(scope="module")
+def mixed_folder(tmp_path_factory):
+    """150 JPEGs and PNGs in three class folders, every other one damaged."""
+    root = tmp_path_factory.mktemp("mixed")
+    bad = set()
+    for k in range(150):
+        ext = ".png" if k % 4 < 2 else ".jpg"
+        data = _png(k) if ext == ".png" else _jpeg(k)
+        name = f"c{k % 3}/{k:03d}{ext}"
+        if k % 2:
+            data = _spoil(data, k // 4, 4 if ext == ".png" else 2)
+            bad.add(name)
+        (root / name).parent.mkdir(exist_ok=True)
+        (root / name).write_bytes(data)
+    return root, bad
+
+
+@pytest.mark.parametrize(("batch_size", "depth"), [(16, 2), (7, 1), (64, 3)])
+def test_the_skip_report_lists_each_bad_file_once_per_epoch(mixed_folder, capfd, batch_size,
+                                                            depth):
+    """The last batch of an epoch reads on into the next epoch's first files, which the
+    iterator drops (PARTIAL): their failures are not this epoch's (they were listed twice)."""
+    pytest.importorskip("torch")
+    from stoker.plugin.pytorch import DALIGenericIterator, LastBatchPolicy
+
+    root, bad = mixed_folder
+
+    @pipeline_def(batch_size=batch_size, num_threads=2, device_id=None, seed=3,
+                  on_error="skip", prefetch_queue_depth=depth)
+    def pipe():
+        jpegs, labels = fn.readers.file(file_root=str(root), random_shuffle=True, name="R")
+        return fn.resize(fn.decoders.image(jpegs), resize_x=8, resize_y=8), labels
+
+    p = pipe()
+    it = DALIGenericIterator([p], ["img", "label"], reader_name="R",
+                             last_batch_policy=LastBatchPolicy.PARTIAL)
+    for epoch in (1, 2):
+        delivered = sum(len(batch[0]["label"]) for batch in it)
+        assert delivered == 150 - len(bad)
+        report = collections.Counter(name for name, _ in p.skipped_samples())
+        assert report == collections.Counter({name: epoch for name in bad})
+    err = capfd.readouterr().err
+    assert "libpng" not in err and "imdecode" not in err

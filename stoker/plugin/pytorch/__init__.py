@@ -23,6 +23,7 @@ import numpy as np
 import torch
 
 from stoker.errors import ArgumentError, PipelineError
+from stoker.executor.skipping import retract
 from stoker.plugin.base import (
     EpochBook,
     LastBatchPolicy,
@@ -43,7 +44,7 @@ def to_torch(batch: TensorList | TensorListGPU) -> torch.Tensor:
     batch stays on its device; torch's current stream waits for it to be made."""
     if isinstance(batch, TensorListGPU):
         try:
-            return batch.as_tensor()
+            return batch.as_torch()
         except ValueError as e:
             raise RuntimeError(f"a batch must be representable as a tensor to go into a "
                                f"dense output: {e}") from None
@@ -201,6 +202,10 @@ class DALIGenericIterator:
                 self._stop()
         skipped = self._skipped(outputs) if isinstance(book, EpochBook) else None
         keep = book.take(skipped) if skipped is not None else book.take()
+        if skipped is not None and book.epoch_end_in_batch is not None:
+            # The samples after the epoch's end are dropped: so are their failures from
+            # the pipeline's skipped_samples() (the next epoch reads them again).
+            retract(self._pipes[0], outputs[0], book.epoch_end_in_batch)
         if keep is None:  # DROP: the incomplete batch is thrown away
             self._stop()
         if skipped is not None and keep == [0]:  # every sample of it failed (on_error="skip")
@@ -309,7 +314,7 @@ class DALIRaggedIterator(DALIGenericIterator):
         # Trimmed before building: torch cannot slice a sparse tensor (DALI 2.4 fails on a
         # PARTIAL last batch with SPARSE_COO for that reason).
         if isinstance(tl, TensorListGPU):
-            samples = [tl.at(i) for i in range(keep)]
+            samples = [tl.torch_at(i) for i in range(keep)]
         else:
             samples = [torch.from_numpy(np.ascontiguousarray(tl.at(i))) for i in range(keep)]
         if tag == self.SPARSE_LIST_TAG:
