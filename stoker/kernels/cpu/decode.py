@@ -29,9 +29,9 @@ from stoker.kernels.cpu.decode_header import (
     CorruptHeader,
     ImageInfo,
     UnsupportedFormat,
-    check_png_chunks,
     probe,
 )
+from stoker.kernels.cpu.decode_png import for_libpng
 from stoker.kernels.cpu.tensor import rows_contiguous
 
 __all__ = ["MAX_PIXELS", "OUTPUT_TYPES", "DecodeError", "ImageInfo", "UnsupportedFormat",
@@ -201,7 +201,7 @@ def _decode_native(buf: np.ndarray, info: ImageInfo, output_type: str,
     img = None
     if info.format == "png":
         try:
-            check_png_chunks(buf)
+            buf = for_libpng(buf)  # libpng, through OpenCV, would print its complaints
         except CorruptHeader as e:
             raise DecodeError(str(e)) from None
     if info.format == "tiff" and info.channels == 4:

@@ -185,20 +185,6 @@ def _png(data: bytes) -> ImageInfo:
     return ImageInfo("png", h, w, channels, 16 if depth == 16 else 8, orientation)
 
 
-def check_png_chunks(data: bytes | memoryview) -> None:
-    """Raises CorruptHeader when a PNG chunk claims more bytes than the data holds. Only
-    the decoder calls this (``probe`` reads the size of a cut-short PNG, as DALI's
-    peek_image_shape does): OpenCV's PNG reader allocates and fills whatever a chunk's
-    length field says before it finds the data short, so a 71-byte file whose IDAT claims
-    1.3 GB took a second and 1.3 GB of memory to refuse."""
-    n = len(data)
-    for pos, length, kind in _png_chunks(data):
-        if length > n - pos - 12:
-            raise CorruptHeader(f"PNG chunk {bytes(kind)!r} at byte {pos} claims {length} "
-                                f"bytes, but the data ends {max(n - pos - 12, 0)} bytes after "
-                                "its header (corrupt or cut short)")
-
-
 def _png_chunks(data: bytes | memoryview) -> Iterator[tuple[int, int, bytes]]:
     """(position, length, type) of each chunk whose header the data holds, up to IEND."""
     pos = 8
