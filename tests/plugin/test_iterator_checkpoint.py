@@ -108,7 +108,7 @@ def _sample_cb(info: types.SampleInfo) -> np.ndarray:
 def test_sized_iterator_over_an_indexable_source_resumes(policy, size):
     """``size`` counting (SizeBook), and size=-1: the source's StopIteration ends epochs."""
     @pipeline_def(batch_size=BATCH, num_threads=1, device_id=None, seed=3)
-    def pipe(**kw):
+    def pipe():
         return fn.external_source(source=_sample_cb, batch=False), fn.random.uniform()
 
     def make_pipes(saved):
@@ -134,7 +134,7 @@ def test_iterator_without_a_prepared_first_batch_resumes(files):
 
 def test_classification_iterator_has_checkpoints_too(files):
     @pipeline_def(batch_size=BATCH, num_threads=1, device_id=None, seed=2)
-    def pipe(**kw):
+    def pipe():
         data, label = fn.readers.file(files=files, random_shuffle=True, name="Reader")
         return fn.random.uniform(shape=[2]), label
 
