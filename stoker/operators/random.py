@@ -15,6 +15,7 @@ import numpy as np
 
 from stoker import types
 from stoker.errors import ArgumentError
+from stoker.kernels.cpu.rng import normal_from_uniform
 from stoker.operators.registry import register
 from stoker.operators.schema import Arg, Example, Input, OpSchema
 
@@ -102,6 +103,12 @@ def uniform_batch(ins: list, args: dict, ctx: Any) -> np.ndarray:
         lohi = _column(args["range"], n, 2)
         lo, hi = lohi[:, :1], lohi[:, 1:]
         out = lo + u * (hi - lo)
+        out_type = types.to_numpy(args["dtype"])
+        if out_type.kind == "f":
+            # [lo, hi) in the output type: a draw just below hi may round to hi itself
+            # (range=[10, nextafter(10)] in float32 gave hi for half the draws).
+            top = np.nextafter(hi.astype(out_type), out_type.type(-np.inf))
+            out = np.where(hi > lo, np.minimum(out.astype(out_type), top), out)
     return _finish(out, n, shape, args["dtype"])
 
 
@@ -116,9 +123,7 @@ def coin_flip_batch(ins: list, args: dict, ctx: Any) -> np.ndarray:
 def normal_batch(ins: list, args: dict, ctx: Any) -> np.ndarray:
     n, shape = ctx.n, _sample_shape(ins, args)
     k = math.prod(shape)
-    u = ctx.uniform(2 * max(k, 1))
-    u1, u2 = u[:, 0::2][:, :k], u[:, 1::2][:, :k]
-    z = np.sqrt(-2.0 * np.log1p(-u1)) * np.cos(2.0 * np.pi * u2)  # Box-Muller
+    z = normal_from_uniform(ctx.uniform(2 * max(k, 1)), k)
     mean = _column(args["mean"], n, 1)
     std = _column(args["stddev"], n, 1)
     return _finish(mean + std * z, n, shape, args["dtype"])

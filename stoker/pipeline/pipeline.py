@@ -70,7 +70,10 @@ class Pipeline:
         if num_threads is None or num_threads < 1:
             num_threads = os.cpu_count() or 1
         if isinstance(prefetch_queue_depth, dict):
-            depth = int(prefetch_queue_depth.get("cpu_size", 2))
+            # DALI keeps separate CPU and GPU queues and fills the deeper one at the first
+            # run (so many iter_setup() calls); stoker keeps one queue of that depth.
+            depth = max(int(prefetch_queue_depth.get("cpu_size", 2)),
+                        int(prefetch_queue_depth.get("gpu_size", 2)))
         else:
             depth = int(prefetch_queue_depth)
         if depth < 1:
@@ -109,6 +112,9 @@ class Pipeline:
         self._first_index = 0  # index in the epoch of the next batch's first sample
         self._epoch = 0  # reset() calls so far
         self._first_run = True
+        # iter_setup() raised StopIteration: no more batches are scheduled until reset();
+        # the ones in flight are still returned, then StopIteration (as in DALI).
+        self._last_iter = False
         self._closed = False
         self._scopes: list[bool] = []  # per `with` level: does leaving it close the pipeline?
 
@@ -174,6 +180,13 @@ class Pipeline:
         """Subclasses may override this (DALI's legacy style) instead of set_outputs."""
         raise GraphError("the pipeline has no outputs: call set_outputs() inside `with pipe:` "
                          "or use @pipeline_def")
+
+    def iter_setup(self) -> None:
+        """DALI's legacy hook, for subclasses: called before each iteration the pipeline
+        schedules (``prefetch_queue_depth`` of them at the first ``run()``, then one per
+        ``run()``), on the caller's thread, to ``feed_input()`` that iteration's data.
+        Raising StopIteration ends the epoch: the batches in flight are still returned,
+        then ``run()`` raises StopIteration until ``reset()``."""
 
     # -- build -----------------------------------------------------------------------------
     def build(self) -> None:
@@ -277,14 +290,25 @@ class Pipeline:
 
     # -- running ---------------------------------------------------------------------------
     def schedule_run(self) -> None:
-        rt = self._rt()
+        self._rt()
         self._resume()
-        if self._first_run and self._async:
-            self._first_run = False
-            rt.prefetcher.schedule(self._depth)
-        else:
-            self._first_run = False
-            rt.prefetcher.schedule(1)
+        first = self._first_run and self._async
+        self._first_run = False
+        self._schedule(self._depth if first else 1)
+
+    def _schedule(self, n: int) -> None:
+        """Schedules ``n`` batches, calling ``iter_setup()`` before each on this (the
+        user's) thread, as DALI does; its StopIteration ends the epoch."""
+        prefetcher = self._runtime.prefetcher
+        for _ in range(n):
+            if self._last_iter:
+                return
+            try:
+                self.iter_setup()
+            except StopIteration:
+                self._last_iter = True
+                return
+            prefetcher.schedule(1)
 
     def outputs(self) -> tuple:
         batch = self._take()
@@ -317,7 +341,7 @@ class Pipeline:
         depth = self._depth if self._async else 1
         pending = rt.prefetcher.pending
         self._first_run = False
-        rt.prefetcher.schedule(max(depth - pending, 1 if pending == 0 else 0))
+        self._schedule(max(depth - pending, 1 if pending == 0 else 0))
         return self.outputs()
 
     def reset(self) -> None:
@@ -332,6 +356,7 @@ class Pipeline:
 
         rt.prefetcher.restart(restart_sources)
         self._first_run = True
+        self._last_iter = False
         release_free_memory()  # an epoch's freed buffers go back to the OS (executor/heap.py)
 
     def _restart_sources(self) -> None:
@@ -413,6 +438,8 @@ class Pipeline:
     def _take(self) -> Any:
         rt = self._rt()
         self._resume()
+        if self._last_iter and rt.prefetcher.pending == 0:
+            raise StopIteration  # iter_setup() ended the epoch and every batch was taken
         try:
             return rt.prefetcher.get()
         finally:

@@ -118,6 +118,40 @@ def test_noise_is_reproducible_and_differs_between_samples_and_seeds():
     assert not np.array_equal(a[0], c[0])
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.uint8, np.int16])
+def test_gaussian_noise_is_the_normal_draw_of_the_same_seed(dtype):
+    # DALI's contract (its own tests check it): noise.gaussian(x, seed=s) is
+    # x + random.normal(x, seed=s), the same stream, with constant or per-sample moments.
+    images = [RAMP.astype(dtype), np.full((7, 5, 3), 100, dtype), RAMP[:3].astype(dtype)]
+
+    def build():
+        x = fn.external_source(source=lambda: images, layout="HWC")
+        mean = fn.random.uniform(range=(-50.0, 50.0), seed=1)
+        std = fn.random.uniform(range=(1.0, 10.0), seed=2)
+        return (fn.noise.gaussian(x, mean=10.0, stddev=57.0, seed=12345),
+                x + fn.random.normal(x, mean=10.0, stddev=57.0, seed=12345),
+                fn.noise.gaussian(x, mean=mean, stddev=std, seed=99),
+                x + fn.random.normal(x, mean=mean, stddev=std, seed=99))
+
+    for _ in range(2):  # a second batch: new draws, the same on both sides
+        noisy, added, noisy2, added2 = _run(build, len(images))
+        for got, want in ((noisy, added), (noisy2, added2)):
+            for g, w in zip(got, want, strict=True):
+                if dtype == np.float32:
+                    np.testing.assert_array_equal(g, w)
+                else:  # rounded half away from zero and saturated, as DALI converts
+                    ref = np.clip(np.trunc(w + np.copysign(0.5, w)), *_range(dtype))
+                    np.testing.assert_array_equal(g, ref.astype(dtype))
+
+
+def _range(dtype):
+    info = np.iinfo(dtype)
+    return info.min, info.max
+
+
+RAMP = np.arange(150, dtype=np.float32).reshape(10, 5, 3) * 1.7
+
+
 def test_per_sample_stddev():
     def build():
         x = fn.external_source(source=lambda: [FLAT.astype(np.float32)] * 2, layout="HWC")

@@ -214,9 +214,9 @@ def test_feed_input_by_name_gives_that_batch() -> None:
     batch = [np.array([1, 2], np.uint8), np.array([3], np.uint8)]
     pipe.feed_input("images", batch)
     (out,) = pipe.run()
-    assert [s.tolist() for s in out] == [[2, 4], [6]]
+    assert [np.asarray(s).tolist() for s in out] == [[2, 4], [6]]
     (out,) = pipe.run(images=[np.array([5], np.uint8)] * 2)
-    assert out.at(1).tolist() == [10]
+    assert np.asarray(out.at(1)).tolist() == [10]
     pipe.close()
 
 

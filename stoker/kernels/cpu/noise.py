@@ -15,14 +15,13 @@ from stoker.kernels.cpu.saturate import cast_like_c, round_sat, type_range
 F32 = np.float32
 
 
-def gaussian(x: np.ndarray, gen: np.random.Generator, mean: float, stddev: float) -> np.ndarray:
-    """``x + N(mean, stddev)`` per element."""
+def gaussian(x: np.ndarray, noise: np.ndarray) -> np.ndarray:
+    """``x + noise`` per element in float32 (``noise``: float32, one value per element)."""
     L = loops("pixel_loops")
 
-    z = gen.standard_normal(x.size, dtype=F32)
     out = np.empty(x.shape, x.dtype)
     lo, hi = type_range(x.dtype)
-    L.add_noise(np.ascontiguousarray(x).reshape(-1), z, mean, stddev, lo, hi,
+    L.add_noise(np.ascontiguousarray(x).reshape(-1), noise.reshape(-1), 0.0, 1.0, lo, hi,
                 x.dtype.kind in "iu", out.reshape(-1))
     return out
 

@@ -55,6 +55,15 @@ def uniform01_reference(seed: int, indices: np.ndarray, count: int) -> np.ndarra
     return (bits >> np.uint64(11)).astype(np.float64) * (1.0 / (1 << 53))
 
 
+def normal_from_uniform(u: np.ndarray, count: int) -> np.ndarray:
+    """(rows, count) standard normal float64 values from (rows, 2 * count) uniforms in
+    [0, 1), by Box-Muller. fn.random.normal and fn.noise.gaussian both draw this way, so
+    that with one seed the noise is the normal values (as in DALI, where
+    ``noise.gaussian(x, seed=s)`` equals ``x + random.normal(x, seed=s)``)."""
+    u1, u2 = u[:, 0::2][:, :count], u[:, 1::2][:, :count]
+    return np.sqrt(-2.0 * np.log1p(-u1)) * np.cos(2.0 * np.pi * u2)
+
+
 _local = threading.local()
 
 
