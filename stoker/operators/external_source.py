@@ -228,11 +228,38 @@ class ExternalSource:
     def _outputs(self, raw: Any) -> tuple[list, None]:
         if self.num_outputs is None:
             return [self._batch(raw, 0)], None
+        if not self.batch:
+            raw = self._per_output(raw)
         if not isinstance(raw, tuple | list) or len(raw) != self.num_outputs:
             raise SampleError(f"{self.op.describe()}: num_outputs={self.num_outputs}, so the "
                               f"source must return {self.num_outputs} batches, got "
                               f"{type(raw).__name__}", op="fn.external_source", where=self.op.where)
         return [self._batch(r, k) for k, r in enumerate(raw)], None
+
+    def _per_output(self, samples: list) -> list[list]:
+        """Per-sample mode with num_outputs: each call gave one sample per output (a tuple,
+        a list, or an array whose first axis is the output), as in DALI; regrouped into
+        one batch per output."""
+        n = self.num_outputs
+        outs: list[list] = [[] for _ in range(n)]
+        for i, sample in enumerate(samples):
+            if sample is FAILED:  # on_error="skip": the row fails in every output
+                for out in outs:
+                    out.append(FAILED)
+                continue
+            if isinstance(sample, tuple | list):
+                count = len(sample)
+            else:  # an array (numpy, torch): its first axis; a scalar has none
+                count = len(sample) if np.ndim(sample) else None
+            if count != n:
+                got = type(sample).__name__ if count is None else f"{count} values"
+                raise SampleError(f"{self.op.describe()}: num_outputs={n}, so each sample the "
+                                  f"source returns must hold {n} values (one per output), got "
+                                  f"{got} for sample {i} of the batch",
+                                  op="fn.external_source", where=self.op.where)
+            for out, value in zip(outs, sample, strict=True):
+                out.append(value)
+        return outs
 
     def _batch(self, raw: Any, k: int) -> Any:
         where = f"{self.op.describe()}"

@@ -270,3 +270,67 @@ def test_parallel_batch_callbacks_run_ahead_in_order():
     pipe.reset()
     assert _drain(pipe, limit=2) == [[0], [1]]
     pipe.close()
+
+
+# -- per-sample sources with several outputs (issue 20, item 2) ------------------------------
+
+_IMAGES = np.arange(5 * 4 * 4 * 3, dtype=np.uint8).reshape(5, 4, 4, 3)
+_LABELS = np.array([3, 1, 4, 1, 5], np.int32)
+
+
+def _cifar_like(info):
+    """The CIFAR/ImageNet-from-memory pattern of DALI's docs: one (image, label) per call."""
+    k = info.idx_in_epoch % len(_IMAGES)
+    return _IMAGES[k], np.array([_LABELS[k]], np.int32)
+
+
+@pytest.mark.parametrize("form", [tuple, list])
+@pytest.mark.parametrize("parallel", [False, True])
+def test_per_sample_source_gives_one_sample_per_output(form, parallel):
+    def source(info):
+        return form(_cifar_like(info))
+
+    def build():
+        images, labels = fn.external_source(source=source, num_outputs=2, batch=False,
+                                            parallel=parallel)
+        return images, labels
+
+    pipe = _pipe(build, batch_size=3, py_num_workers=2)
+    for it in range(2):
+        images, labels = pipe.run()
+        idx = [(3 * it + j) % 5 for j in range(3)]
+        np.testing.assert_array_equal(np.stack([np.asarray(s) for s in images]), _IMAGES[idx])
+        assert [int(np.asarray(s)[0]) for s in labels] == _LABELS[idx].tolist()
+    pipe.close()
+
+
+def test_per_sample_source_may_return_an_array_split_along_its_first_axis():
+    # DALI 2.4: with num_outputs=2, a (2, 3) array is two samples of shape (3,)
+    pipe = _pipe(lambda: tuple(fn.external_source(
+        source=lambda info: np.full((2, 3), info.idx_in_epoch, np.int16) + np.arange(2)[:, None],
+        num_outputs=2, batch=False)))
+    a, b = pipe.run()
+    assert a.shape() == [(3,), (3,)] and b.shape() == [(3,), (3,)]
+    assert _values(a) == [0, 1] and _values(b) == [1, 2]
+
+
+def test_per_sample_generator_with_three_outputs():
+    def gen():
+        k = 0
+        while True:
+            yield np.full((1,), k, np.uint8), np.full((2, 2), k, np.int32), np.float32(k)
+            k += 1
+
+    pipe = _pipe(lambda: tuple(fn.external_source(source=gen, num_outputs=3, batch=False)))
+    a, b, c = pipe.run()
+    assert _values(a) == [0, 1] and _values(b) == [0, 1]
+    assert b.shape() == [(2, 2)] * 2 and c.shape() == [(), ()]
+    assert str(c.dtype) == "FLOAT"
+
+
+@pytest.mark.parametrize("value, got", [((np.zeros(1),) * 3, "3 values"), (7, "int")])
+def test_per_sample_source_with_the_wrong_count_names_it(value, got):
+    pipe = _pipe(lambda: tuple(fn.external_source(source=lambda info: value, num_outputs=2,
+                                                  batch=False)))
+    with pytest.raises(SampleError, match=f"num_outputs=2.*got {got} for sample 0"):
+        pipe.run()
