@@ -7,12 +7,21 @@ class StokerError(Exception):
     """Base of every error stoker raises on purpose."""
 
 
-class ArgumentError(StokerError, ValueError):
-    """An operator argument has a wrong value: names operator, argument, value and rule."""
+class ArgumentError(StokerError, ValueError, RuntimeError):
+    """An operator argument has a wrong value: names operator, argument, value and rule.
+
+    Also a RuntimeError: DALI finds bad values in its C++ operators, at build or run, and
+    raises RuntimeError there; stoker finds them at the call, and ``except RuntimeError``
+    written for DALI still catches them."""
 
 
 class ArgumentTypeError(StokerError, TypeError):
     """An operator argument has a wrong type, or is unknown."""
+
+
+class MissingArgumentError(ArgumentTypeError, RuntimeError):
+    """A required operator argument is not given: a TypeError, as for a Python call, and a
+    RuntimeError, as DALI raises at build."""
 
 
 class GraphError(StokerError, ValueError):

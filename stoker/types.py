@@ -123,9 +123,21 @@ to_dali_type = to_dali  # DALI's name
 
 
 class ScalarConstant:
-    """A scalar that takes part in arithmetic with a declared type (``types.Constant(1.5)``)."""
+    """A scalar that takes part in arithmetic with a declared type (``types.Constant(1.5)``).
+
+    As in DALI, a numpy scalar or 0-d array brings its own type (``np.float64(1)`` is
+    FLOAT64); Python bools, ints and floats are BOOL, INT32 and FLOAT. ``value`` is a numpy
+    scalar of the declared type. As an operator argument it stands for its value; as an
+    operator input, for a constant node of that type.
+    """
 
     def __init__(self, value: Any, dtype: Any = None):
+        if isinstance(value, np.ndarray | np.generic):
+            if value.size != 1 or value.dtype.kind not in "biuf":
+                raise TypeError(f"types.Constant: cannot infer a type for {value!r}")
+            if dtype is None:
+                dtype = to_dali(value.dtype)
+            value = value.item()
         if dtype is None:
             if isinstance(value, bool):
                 dtype = DALIDataType.BOOL
@@ -135,19 +147,30 @@ class ScalarConstant:
                 dtype = DALIDataType.FLOAT
             else:
                 raise TypeError(f"types.Constant: cannot infer a type for {value!r}")
+        elif not isinstance(value, bool | int | float):
+            raise TypeError(f"types.Constant: expected a bool, int or float, got {value!r}")
         self.dtype = to_dali(dtype)
         self.value = to_numpy(self.dtype).type(value)
+        self.shape: list[int] = []
 
     def __repr__(self) -> str:
         return f"ScalarConstant({self.value!r}, dtype={self.dtype.name})"
 
 
+_ENUM_TYPES = (DALIDataType, DALIImageType, DALIInterpType)
+
+
 def Constant(value: Any, dtype: Any = None, shape: Any = None, layout: Any = None,
              device: Any = None, **kwargs: Any) -> Any:
-    """A constant: a typed scalar for arithmetic, or an ``fn.constant`` node for tensors."""
-    is_scalar = np.ndim(value) == 0 and shape is None and layout is None and device is None
+    """A constant: a typed scalar for arithmetic, or an ``fn.constant`` node for tensors.
+
+    As in DALI, an enum member (``types.FLOAT``) always makes a node: enums take no part in
+    arithmetic.
+    """
+    is_scalar = (np.ndim(value) == 0 and shape is None and layout is None and device is None
+                 and not isinstance(value, _ENUM_TYPES))
     if is_scalar and not kwargs:
-        return ScalarConstant(value.item() if isinstance(value, np.generic) else value, dtype)
+        return ScalarConstant(value, dtype)
     from stoker.operators.tensor import constant_node
 
     return constant_node(value, dtype=dtype, shape=shape, layout=layout, device=device, **kwargs)

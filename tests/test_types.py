@@ -91,6 +91,36 @@ def test_scalar_constant_keeps_declared_type() -> None:
     assert c.dtype is types.INT16 and c.value.dtype == np.int16
 
 
+@pytest.mark.parametrize(("value", "dtype", "python"), [
+    (np.float64(1.5), types.FLOAT64, 1.5),
+    (np.array(240.0, np.float32), types.FLOAT, 240.0),
+    (np.int16(-3), types.INT16, -3),
+    (np.array(True), types.BOOL, True),
+])
+def test_scalar_constant_of_numpy_value_keeps_its_type(value, dtype, python) -> None:
+    # As in DALI: a numpy scalar or 0-d array brings its own type.
+    c = types.Constant(value)
+    assert isinstance(c, types.ScalarConstant) and c.dtype is dtype
+    assert c.value == python and c.value.dtype == types.to_numpy(dtype) and c.shape == []
+
+
+def test_scalar_constant_declared_type_wins_over_numpy_type() -> None:
+    c = types.Constant(np.array(7, np.int64), types.UINT8)
+    assert c.dtype is types.UINT8 and c.value.dtype == np.uint8 and c.value == 7
+
+
+def test_constant_of_an_enum_is_a_node_as_in_dali() -> None:
+    # Enums take no part in arithmetic, so DALI makes them a constant node.
+    pipe = Pipeline(batch_size=1, num_threads=1, device_id=None)
+    with pipe:
+        node = types.Constant(types.INTERP_CUBIC)
+        assert not isinstance(node, types.ScalarConstant)
+        pipe.set_outputs(node)
+    (out,) = pipe.run()
+    pipe.close()
+    assert int(np.asarray(out.at(0))) == int(types.INTERP_CUBIC)
+
+
 def test_scalar_constant_of_unsupported_value_raises_type_error() -> None:
     with pytest.raises(TypeError, match="types.Constant: cannot infer a type for 'x'"):
         types.Constant("x")

@@ -300,9 +300,9 @@ register(OpSchema(
     inputs=(ENCODED,),
     args=(*DECODE_ARGS,
           Arg("random_area", "floats", [0.08, 1.0], "Range of the window's area, as a "
-              "fraction of the image's.", length=2, range=(0, None)),
+              "fraction of the image's.", length=2, broadcast=True, range=(0, None)),
           Arg("random_aspect_ratio", "floats", [0.75, 1.333333], "Range of the window's "
-              "width / height.", length=2, range=(0, None)),
+              "width / height.", length=2, broadcast=True, range=(0, None)),
           Arg("num_attempts", "int", 10, "Draws before falling back to a centred window.",
               range=(1, None))),
     devices=DEVICES, renamed=RENAMED, random=True, kernel=image_random_crop_kernel,

@@ -288,9 +288,10 @@ register(OpSchema(
     inputs=(Input("shape", "Each sample's image shape, e.g. from .shape() or "
                            "peek_image_shape."),),
     args=(Arg("random_area", "floats", [0.08, 1.0], "Range of the window's area fraction.",
-              length=2, range=(0, 1)),
+              length=2, broadcast=True, range=(0, 1)),
           Arg("random_aspect_ratio", "floats", [3 / 4, 4 / 3],
-              "Range of the window's width/height ratio.", length=2, range=(1e-6, None)),
+              "Range of the window's width/height ratio.", length=2, broadcast=True,
+              range=(1e-6, None)),
           Arg("num_attempts", "int", 10, "Draws before falling back to a center crop.",
               range=(1, None))),
     num_outputs=2,

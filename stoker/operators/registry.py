@@ -20,6 +20,7 @@ from stoker.errors import (
     DeviceError,
     GpuFallbackWarning,
     GraphError,
+    MissingArgumentError,
 )
 from stoker.graph.node import DataNode, OpNode, check_same_pipeline, current_pipeline
 from stoker.operators.schema import COMMON_ARGS, REQUIRED, OpSchema, check_arg, unknown_arg_error
@@ -143,7 +144,7 @@ def call_op(name: str, inputs: list[Any], kwargs: dict[str, Any]) -> Any:
         if arg.name in args or arg.name in arg_nodes:
             continue
         if arg.required:
-            raise ArgumentTypeError(
+            raise MissingArgumentError(
                 f"{schema.fn_name}: missing required argument '{arg.name}'"
             )
         if arg.default is not None:
@@ -153,7 +154,8 @@ def call_op(name: str, inputs: list[Any], kwargs: dict[str, Any]) -> Any:
     for arg in COMMON_ARGS:
         args.setdefault(arg.name, arg.default)
     # Which arguments the user gave: some rules depend on it (slice's axes vs axis_names).
-    args["_given"] = frozenset(k for k in (*args, *arg_nodes) if k in kwargs)
+    # (`arg=None` is "not given" here too.)
+    args["_given"] = frozenset(k for k in (*args, *arg_nodes) if kwargs.get(k) is not None)
     if schema.check is not None:
         schema.check({**args, **{k: v for k, v in arg_nodes.items()}})
 
@@ -189,6 +191,9 @@ def _as_node(schema: OpSchema, i: int, value: Any) -> DataNode:
 
     from stoker import types
 
+    if isinstance(value, types.ScalarConstant):
+        # As in DALI: a constant node of the scalar's declared type, one 0-d value per sample.
+        return types.Constant(np.asarray(value.value), dtype=value.dtype, shape=[])
     if isinstance(value, bool | int | float | np.generic | list | tuple | np.ndarray) and \
             np.asarray(value).dtype.kind in "biuf":
         arr = np.asarray(value)

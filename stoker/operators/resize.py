@@ -354,9 +354,9 @@ register(OpSchema(
     inputs=(IMAGE,),
     args=(Arg("size", "ints", REQUIRED, "Output (height, width).", range=(1, None)),
           Arg("random_area", "floats", [0.08, 1.0], "Range of the window's area fraction.",
-              range=(0, None)),
+              range=(0, None), length=2, broadcast=True),
           Arg("random_aspect_ratio", "floats", [0.75, 1.333333], "Range of the window's "
-              "width/height ratio.", range=(0, None)),
+              "width/height ratio.", range=(0, None), length=2, broadcast=True),
           Arg("num_attempts", "int", 10, "Draws before falling back to the whole image.",
               range=(1, None)),
           *RESAMPLING_ARGS),

@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from stoker import types
-from stoker.errors import ArgumentError, ArgumentTypeError
+from stoker.errors import ArgumentTypeError
+from stoker.operators.arg_check import ARG_TYPES, check_arg  # noqa: F401  (re-exported)
 
 
 class _Required:
@@ -25,24 +25,6 @@ class _Required:
 
 
 REQUIRED: Any = _Required()
-
-# What each argument type accepts; the checker below turns a user's value into this form.
-ARG_TYPES = {
-    "int": "an integer",
-    "float": "a number",
-    "bool": "a boolean",
-    "str": "a string",
-    "dtype": "a data type (types.FLOAT, types.UINT8, ...)",
-    "layout": "a layout string such as 'HWC'",
-    "ints": "an integer or a list of integers",
-    "floats": "a number or a list of numbers",
-    "strs": "a string or a list of strings",
-    "image_type": "an image type (types.RGB, types.BGR, ...)",
-    "interp_type": "an interpolation type (types.INTERP_LINEAR, ...)",
-    "array": "a number or an array of numbers",
-    "any": "any value",
-}
-
 
 @dataclass(frozen=True)
 class Arg:
@@ -54,6 +36,8 @@ class Arg:
     choices: tuple[Any, ...] | None = None
     per_sample: bool = False  # accepts a DataNode carrying one value per sample
     length: int | None = None  # required list length (for "ints"/"floats")
+    # A single value stands for `length` copies, as DALI reads a one-value random_area.
+    broadcast: bool = False
 
     @property
     def required(self) -> bool:
@@ -153,106 +137,6 @@ COMMON_ARGS = (
     Arg("bytes_per_sample_hint", "ints", 0, "Accepted for portability; stoker sizes buffers "
         "from the data itself."),
 )
-
-
-def _fail(schema: OpSchema, arg: Arg, value: Any, rule: str) -> ArgumentError:
-    return ArgumentError(f"{schema.fn_name}: argument '{arg.name}' {rule}, got {value!r}")
-
-
-def _type_fail(schema: OpSchema, arg: Arg, value: Any) -> ArgumentTypeError:
-    return ArgumentTypeError(
-        f"{schema.fn_name}: argument '{arg.name}' must be {ARG_TYPES[arg.type]}, "
-        f"got {value!r} of type {type(value).__name__}"
-    )
-
-
-def _is_int(v: Any) -> bool:
-    return isinstance(v, int | np.integer) and not isinstance(v, bool | np.bool_)
-
-
-def _is_num(v: Any) -> bool:
-    return _is_int(v) or isinstance(v, float | np.floating)
-
-
-def _check_range(schema: OpSchema, arg: Arg, values: Sequence[Any], shown: Any) -> None:
-    if arg.range is None:
-        return
-    lo, hi = arg.range
-    for v in values:
-        if (lo is not None and v < lo) or (hi is not None and v > hi):
-            lo_s = "-inf" if lo is None else repr(lo)
-            hi_s = "inf" if hi is None else repr(hi)
-            raise _fail(schema, arg, shown, f"must be in [{lo_s}, {hi_s}]")
-
-
-def check_arg(schema: OpSchema, arg: Arg, value: Any) -> Any:
-    """Checks one constant argument value; returns it in canonical form."""
-    t = arg.type
-    if t == "int":
-        if not _is_int(value):
-            raise _type_fail(schema, arg, value)
-        value = int(value)
-        _check_range(schema, arg, [value], value)
-    elif t == "float":
-        if not _is_num(value):
-            raise _type_fail(schema, arg, value)
-        value = float(value)
-        _check_range(schema, arg, [value], value)
-    elif t == "bool":
-        if not isinstance(value, bool | np.bool_) and not (_is_int(value) and value in (0, 1)):
-            raise _type_fail(schema, arg, value)
-        value = bool(value)
-    elif t in ("str", "layout"):
-        if isinstance(value, types.TensorLayout):
-            value = value.value
-        if not isinstance(value, str):
-            raise _type_fail(schema, arg, value)
-    elif t == "strs":
-        if isinstance(value, str):
-            value = [value]
-        if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
-            raise _type_fail(schema, arg, value)
-        value = list(value)
-    elif t in ("ints", "floats"):
-        scalar_ok = _is_int if t == "ints" else _is_num
-        seq = list(value) if isinstance(value, list | tuple | np.ndarray) else [value]
-        if isinstance(value, np.ndarray) and value.ndim > 1:
-            raise _type_fail(schema, arg, value)
-        if not all(scalar_ok(v) for v in seq):
-            raise _type_fail(schema, arg, value)
-        seq = [int(v) for v in seq] if t == "ints" else [float(v) for v in seq]
-        if arg.length is not None and len(seq) != arg.length:
-            raise _fail(schema, arg, value, f"must have {arg.length} elements")
-        _check_range(schema, arg, seq, value)
-        value = seq
-    elif t == "dtype":
-        # As in DALI, a name is refused: "float" is float64 to numpy but FLOAT32 to DALI.
-        if isinstance(value, str):
-            raise _type_fail(schema, arg, value)
-        try:
-            value = types.DALIDataType(value) if _is_int(value) else types.to_dali(value)
-        except (TypeError, ValueError):
-            raise _type_fail(schema, arg, value) from None
-    elif t == "image_type":
-        if not isinstance(value, types.DALIImageType | int) or isinstance(value, bool):
-            raise _type_fail(schema, arg, value)
-        value = types.DALIImageType(value)
-    elif t == "interp_type":
-        if not isinstance(value, types.DALIInterpType | int) or isinstance(value, bool):
-            raise _type_fail(schema, arg, value)
-        value = types.DALIInterpType(value)
-    elif t == "array":
-        try:
-            arr = np.asarray(value)
-        except Exception:
-            raise _type_fail(schema, arg, value) from None
-        if arr.dtype.kind not in "biuf":
-            raise _type_fail(schema, arg, value)
-        value = arr
-    if arg.choices is not None and value not in arg.choices:
-        allowed = ", ".join(repr(c) for c in arg.choices)
-        raise _fail(schema, arg, value, f"must be one of {allowed}")
-    return value
 
 
 def unknown_arg_error(schema: OpSchema, name: str, known: Sequence[str]) -> ArgumentTypeError:

@@ -131,8 +131,9 @@ def _pad_axes(args: dict, argv: dict, n: int, ndim: int) -> list[list[int]]:
     if names:
         src = in_layout(args)
         missing = [c for c in names if c not in src]
-        if missing:  # the layout is known at the call, which checks this first
-            raise ValueError(f"Axis '{missing[0]}' is not present in the input layout {src!r}")
+        if missing:  # (a named layout was checked at the call)
+            raise ValueError(f"axis {missing[0]!r} of 'axis_names' {names!r}: Axis "
+                             f"'{missing[0]}' is not present in the input layout {src!r}")
         return [[src.index(c) for c in names]] * n
     rows = per_sample_values("axes", args, argv, n) or [None] * n
     every = list(range(ndim))
@@ -196,7 +197,9 @@ def _pad_run(ins: list, args: dict, argv: dict, n: int) -> Any:
 
 def _pad_layout(layouts: list, args: dict) -> str:
     src = layouts[0] or ""
-    for c in args.get("axis_names") or "":
+    # A named layout is checked now; an empty one may be the data's at run time (a layout
+    # given to feed_input), so an input without one fails at run, as in DALI.
+    for c in (args.get("axis_names") or "") if src else "":
         if c not in src:
             raise ArgumentError(f"fn.pad: axis {c!r} of 'axis_names' is not in the input "
                                 f"layout {src!r}")

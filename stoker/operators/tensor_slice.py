@@ -2,7 +2,8 @@
 
 Coordinates may be absolute or relative to the sample's extents (rounded to nearest, half
 away from zero). By DALI's convention the arguments list the axes in (W, H) order: by the
-layout names 'WH' when the input has a layout, else by the indices [1, 0].
+layout names 'WH' (an input without a layout being HW, HWC or DHWC by its rank), else by
+the indices [1, 0].
 """
 
 from __future__ import annotations
@@ -33,17 +34,23 @@ def _explicit(args: dict, arg: Arg) -> bool:
     return arg.name in args.get("_given", ())
 
 
+_UNNAMED = {2: "HW", 3: "HWC", 4: "DHWC"}
+
+
 def _slice_axes(args: dict, ndim: int) -> list[int]:
     """The sliced axes, in the order the arguments list them. As in DALI, empty 'axes'
     (a constant or one sample's value) or an empty 'axis_names' mean every axis."""
-    src, names = in_layout(args), args["axis_names"]
+    # An input without a layout is named as DALI names it for this (measured): HW, HWC,
+    # DHWC by rank, so default and given axis_names work on unnamed images too.
+    src, names = in_layout(args) or _UNNAMED.get(ndim, ""), args["axis_names"]
     use_names = _explicit(args, _AXIS_NAMES) or (
         not _explicit(args, _AXES) and src and all(c in src for c in names))
     if use_names:
         missing = [c for c in names if c not in src]
-        if missing:
+        if missing:  # DALI's words after stoker's
             raise ValueError(f"axis {missing[0]!r} of 'axis_names' {names!r} is not in the "
-                             f"input layout {src!r}")
+                             f"input layout {src!r}: Axis '{missing[0]}' is not present in "
+                             "the input layout; use 'axes' to name axes by index")
         return [src.index(c) for c in names] if names else list(range(ndim))
     axes = [int(a) for a in np.ravel(args["axes"])]
     return k.check_axes(axes, ndim) if axes else list(range(ndim))
@@ -120,7 +127,9 @@ def _instance(op: Any, pipeline: Any) -> Any:
 
 def _layout(layouts: list, args: dict) -> str:
     src = layouts[0] or ""
-    if _explicit(args, _AXIS_NAMES):
+    # A named layout is checked now; an empty one may be the data's at run time (a layout
+    # given to feed_input), so an input without one fails at run, as in DALI.
+    if _explicit(args, _AXIS_NAMES) and src:
         for c in args["axis_names"]:
             if c not in src:
                 raise ArgumentError(f"fn.slice: axis {c!r} of 'axis_names' is not in the input "

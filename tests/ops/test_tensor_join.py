@@ -167,6 +167,11 @@ def test_pad_errors():
         run(lambda x: fn.pad(x, align=[0]), A)
     with pytest.raises(ArgumentError, match='"axes" and "axis_names" are mutually exclusive'):
         run(lambda x: fn.pad(x, axes=[0], axis_names="W"), A, layouts=["HW"])
-    with pytest.raises(ArgumentError, match="axis 'W' of 'axis_names' is not in the input "
-                                            "layout ''"):
+    # A layout letter not in a named layout fails at the call; without a layout (which
+    # feed_input may give at run time), at run, as in DALI.
+    with pytest.raises(ArgumentError, match="axis 'C' of 'axis_names' is not in the input "
+                                            "layout 'HW'"):
+        run(lambda x: fn.pad(x, axis_names="C"), A, layouts=["HW"])
+    with pytest.raises(SampleError, match="axis 'W' of 'axis_names' 'W': Axis 'W' is not "
+                                          "present in the input layout ''"):
         run(lambda x: fn.pad(x, axis_names="W"), A)

@@ -141,6 +141,8 @@ def pad_cases() -> list:
              match="Axis index 0 occurs more than once"),
         case("pad:axis_name_not_in_layout", "pad", d, {"axis_names": "C"}, layouts=["HW"],
              earlier_ok=True),
+        case("pad:axis_names_without_layout", "pad", d, {"axis_names": "W"},
+             match="Axis 'W' is not present in the input layout"),
         case("pad:axes_and_axis_names", "pad", d, {"axes": [0], "axis_names": "H"},
              layouts=["HW"], match='"axes" and "axis_names" are mutually exclusive'),
     ]
@@ -200,6 +202,20 @@ def slice_cases() -> list:
         case("slice:axis_name_not_in_layout", "slice", d,
              {"start": [1, 2], "shape": [3, 1], "axis_names": "ZH"}, layouts=["HWC"],
              earlier_ok=True),
+        # Without a layout DALI names the axes by rank: HW, HWC, DHWC.
+        case("slice:axis_names_without_layout", "slice", d,
+             {"start": [1, 2], "shape": [3, 1], "axis_names": "HW"}),
+        case("slice:axis_names_without_layout_channels", "slice", d,
+             {"start": [1, 1], "shape": [2, 1], "axis_names": "WC"}),
+        case("slice:axis_names_without_layout_2d", "slice",
+             [[np.arange(20, dtype=np.uint8).reshape(5, 4)]],
+             {"start": [1, 2], "shape": [3, 1], "axis_names": "HW"}),
+        case("slice:default_axes_without_layout_4d", "slice",
+             [[np.arange(120, dtype=np.uint8).reshape(2, 3, 4, 5)]],
+             {"start": [1, 1], "shape": [1, 2]}),
+        case("slice:axis_name_missing_without_layout", "slice", d,
+             {"start": [1], "shape": [1], "axis_names": "D"},
+             match="Axis 'D' is not present in the input layout"),
     ]
 
 

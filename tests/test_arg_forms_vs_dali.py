@@ -1,0 +1,178 @@
+"""Argument value forms against DALI 2.4's recorded acceptance table.
+
+tests/data/dali_arg_forms.json holds, for every operator both libraries have and every
+argument of DALI's schema, DALI's outcome for the argument given in each value form
+(recorded by tests/data/record/arg_forms.py; the cases are built by arg_forms_cases.py).
+Here each case runs on stoker: what DALI accepts stoker must accept; what DALI refuses
+stoker must refuse, at the same stage or earlier, with an error that ``except <DALI's
+exception type>`` catches. Where stoker differs on purpose, DIFFERENCES says why (and
+README's "Differences from DALI, on purpose" has a bullet); KNOWN_GAPS lists the
+differences that are not on purpose, each in one operator's own rules, still to fix.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import pathlib
+
+import pytest
+from arg_forms_cases import ENUMS, FORMS, KINDS, STAGES, Lib, input_arrays, make_files, run_case
+
+import stoker
+
+DATA = json.loads((pathlib.Path(__file__).parent / "data" / "dali_arg_forms.json").read_text())
+OPS = DATA["ops"]
+LIB = Lib(stoker.fn, stoker.types, stoker.Pipeline)
+_TEXT = ("str", "strs")
+_VECTORS = ("ints", "floats")
+
+
+def _text_from_non_text(kind: str, form: str, tensor: bool) -> str | None:
+    if kind in _TEXT and form in ("bool", "int", "float", "np_int", "np_float", "list",
+                                  "tuple"):
+        return ("DALI turns any value given for a string argument into text with str() "
+                "(True -> 'True', [1] -> '[1]') and mostly fails later on the text; stoker "
+                "refuses a value that is not text when the operator is called (TypeError)")
+    return None
+
+
+def _bool_from_list(kind: str, form: str, tensor: bool) -> str | None:
+    if kind == "bool" and form in ("list", "tuple"):
+        return ("DALI reads any non-empty list given for a boolean argument as True (even "
+                "[False]); stoker refuses a list there")
+    return None
+
+
+def _array_for_constant_vector(kind: str, form: str, tensor: bool) -> str | None:
+    if kind in (*_VECTORS, "strs") and form == "np_1d" and not tensor:
+        return ("DALI routes a numpy array of several values to the per-sample path, which "
+                "an argument without per-sample input refuses (TypeError); stoker reads the "
+                "array as the list it holds")
+    return None
+
+
+def _enum_from_bool(kind: str, form: str, tensor: bool) -> str | None:
+    if kind in ENUMS and form == "bool":
+        return ("DALI takes True for an enum argument as the member numbered 1 (dtype=True is "
+                "UINT16, interp_type=True is INTERP_LINEAR); stoker refuses a bool there")
+    return None
+
+
+def _per_sample_data_of_another_type(kind: str, form: str, tensor: bool) -> str | None:
+    if form == "node_other" or (form == "node" and kind == "DALIInterpType"):
+        return ("DALI wants per-sample argument data of exactly the argument's type (float32 "
+                "for a float, int32 for an integer, DALI's own INTERP_TYPE for interpolation "
+                "types) and stops at run otherwise; stoker converts any numeric data")
+    return None
+
+
+# Deliberate differences: each rule gets (kind, form, per-sample?) and returns the reason
+# when the case is one where stoker differs from DALI on purpose.
+DIFFERENCES = (_text_from_non_text, _bool_from_list, _array_for_constant_vector,
+               _enum_from_bool, _per_sample_data_of_another_type)
+
+
+# Differences not on purpose, for the operator's owner to fix: (op, arg) -> (forms, why).
+# A one-value form of a vector argument ("crop=2") comes as [2] to the operator, in DALI
+# and in stoker alike; what the operator then does with one value is its own rule.
+ONE_VALUE = ("bool", "int", "float", "np_int", "np_float", "np_0d", "const", "const_0d")
+FLAT = ("np_1d", "node")
+KNOWN_GAPS = {
+    **{(op, "crop"): (ONE_VALUE, "DALI refuses a one-value crop window at build (2 or 3 "
+                                 "values); stoker takes it")
+       for op in ("crop", "crop_mirror_normalize", "decoders.image_crop", "resize_crop_mirror")},
+    **{(op, key): (("none",), "crop_h without crop_w (or the reverse): DALI refuses it at "
+                              "build, stoker ignores the lone one")
+       for op in ("crop", "crop_mirror_normalize", "resize_crop_mirror")
+       for key in ("crop_h", "crop_w")},
+    **{("decoders.image_crop", key): (("node",), "the crop_h/crop_w check asks a per-sample "
+                                                 "DataNode for its truth value (TypeError)")
+       for key in ("crop_h", "crop_w")},
+    **{(op, key): (ONE_VALUE, "DALI uses one value for every axis; stoker fails at run")
+       for op in ("resize", "resize_crop_mirror") for key in ("roi_start", "roi_end")},
+    **{(op, "center"): (ONE_VALUE, "DALI uses one value for every axis; stoker fails at run")
+       for op in ("transforms.rotation", "transforms.scale", "transforms.shear")},
+    ("transforms.rotation", "axis"): (ONE_VALUE, "DALI uses one value for every axis; stoker "
+                                                 "fails at run"),
+    ("transforms.scale", "ndim"): (("bool",), "ndim=1 with a 2-value scale: DALI goes by the "
+                                              "scale, stoker refuses at run"),
+    ("rotate", "axis"): (FORMS, "DALI ignores 'axis' for 2-D input; stoker refuses it at run "
+                                "(no volumetric rotation yet)"),
+    **{(op, "resize_z"): (("node",), "stoker refuses a per-sample resize_z (no volumetric "
+                                     "resize yet); DALI ignores it for 2-D input")
+       for op in ("resize", "resize_crop_mirror")},
+    **{(op, "rel_shape"): (("int", "np_int"), "rel_shape=[0]: DALI refuses the zero extent at "
+                                              "build, stoker when it reshapes (run)")
+       for op in ("reshape", "reinterpret")},
+    ("reinterpret", "src_dims"): (FLAT, "DALI refuses a per-sample src_dims at build; stoker "
+                                        "takes it"),
+    ("squeeze", "axes"): (FLAT, "DALI refuses per-sample axes at build; stoker takes an array "
+                                "and asks a DataNode for its truth value (TypeError)"),
+    **{(op, key): (FLAT, "DALI wants a per-sample matrix shaped (rows, cols) and refuses a flat "
+                         "one at run; stoker reads it row by row")
+       for op, keys in (("coord_transform", ("M", "MT")), ("warp_affine", ("matrix",)))
+       for key in keys},
+    **{("normalize", key): (("node",), "a per-sample scalar: DALI wants the parameter shaped "
+                                       "like the reduced input and refuses () at run; stoker "
+                                       "broadcasts it")
+       for key in ("mean", "stddev")},
+    ("random.uniform", "values"): (("node",), "per-sample 'values' fail in stoker's kernel at "
+                                              "run (cannot reshape)"),
+    ("slice", "axis_names"): (("natural", "none", "np_0d", "np_1d"),
+                              "input without a layout: DALI falls back to the default axes, "
+                              "stoker refuses axis_names it cannot find in the layout"),
+}
+
+
+def _verdict(dali: str, ours: str, exc: BaseException | None) -> str | None:
+    """None when stoker's outcome agrees with DALI's, else what differs."""
+    if dali == "ok":
+        return None if ours == "ok" else f"DALI accepts it, stoker: {ours}: {exc}"
+    if ours == "ok":
+        return f"DALI refuses it ({dali}), stoker accepts it"
+    d_stage, d_type = dali.split(":")
+    o_stage = ours.split(":")[0]
+    if STAGES.index(o_stage) > STAGES.index(d_stage):
+        return f"DALI refuses it at {d_stage}, stoker later: {ours}: {exc}"
+    if not isinstance(exc, getattr(builtins, d_type, Exception)):
+        return f"DALI raises {d_type}, stoker {type(exc).__name__} ({ours}): {exc}"
+    return None
+
+
+@pytest.fixture(scope="module")
+def files_root(tmp_path_factory):
+    root = tmp_path_factory.mktemp("arg_forms_files")
+    jpeg = input_arrays(OPS["decoders.image"]["inputs"][0])[0].tobytes()
+    make_files(root, jpeg)
+    return str(root)
+
+
+def test_the_table_covers_every_shared_operator_and_form():
+    from stoker.operators.registry import REGISTRY
+
+    public = {n for n in REGISTRY if not n.startswith("_")}
+    assert set(OPS) == public - set(DATA["skipped"]), "re-run tests/data/record/arg_forms.py"
+    assert tuple(DATA["forms"]) == FORMS
+    assert sum(len(op["args"]) for op in OPS.values()) > 400
+
+
+@pytest.mark.parametrize("name", sorted(OPS))
+def test_argument_forms_match_dali(name, files_root):
+    op = OPS[name]
+    base, exc = run_case(LIB, name, op, root=files_root)
+    assert base == op["base_outcome"] == "ok", f"the base call fails: {exc}"
+    problems = []
+    for arg, entry in op["args"].items():
+        kind = KINDS[entry["type"]]
+        for form, dali in zip(FORMS, entry["dali"], strict=True):
+            ours, exc = run_case(LIB, name, op, arg, form, root=files_root)
+            why = _verdict(dali, ours, exc)
+            if why is None:
+                continue
+            if any(rule(kind, form, bool(entry.get("tensor"))) for rule in DIFFERENCES):
+                continue
+            if form in KNOWN_GAPS.get((name, arg), ((), ""))[0]:
+                continue
+            problems.append(f"{arg}={form}: {why}")
+    assert not problems, f"fn.{name}, {len(problems)} differences:\n" + "\n".join(problems)
