@@ -142,13 +142,12 @@ def _pad_axes(args: dict, argv: dict, n: int, ndim: int) -> list[list[int]]:
 
 
 def _pad_align(args: dict, argv: dict, axes: list[list[int]]) -> list[list[int]]:
-    """Each sample's alignment per padded axis: one value for all, or one per axis."""
+    """Each sample's alignment per padded axis (positive: pad_plan checked it): one value
+    for all, or one per axis."""
     rows = per_sample_values("align", args, argv, len(axes)) or [None] * len(axes)
     out = []
     for row, ax in zip(rows, axes, strict=True):
         a = [1] if row is None or not np.size(row) else [int(v) for v in np.ravel(row)]
-        if min(a) < 1:
-            raise ValueError(f"Values of `align` argument must be positive, got {a}")
         if len(a) not in (1, len(ax)):
             raise ValueError(f"'align' {a} must be one value or one per padded axis "
                              f"({len(ax)})")
@@ -166,6 +165,10 @@ def pad_plan(shapes: list, dtype: np.dtype, args: dict, argv: dict, n: int
         raise ValueError(f"all samples must have the same number of dimensions, got {ndims}")
     if ndims and ndims[0] == 0:
         raise ValueError("cannot pad scalars (0-D samples)")
+    for row in per_sample_values("align", args, argv, n) or ():  # first, as DALI checks it
+        if row is not None and np.size(row) and np.min(row) < 1:
+            raise ValueError(f"Values of `align` argument must be positive, got "
+                             f"{np.ravel(row).tolist()}")
     axes = _pad_axes(args, argv, n, ndims[0] if ndims else 0)
     align = _pad_align(args, argv, axes)
     min_shape = per_sample_values("shape", args, argv, n)
