@@ -6,6 +6,8 @@ DALI 2.4 still answers to the names its operators had before they moved into fam
 is that table, recorded from DALI (``tests/data/dali_fn_aliases.json``, checked by
 ``tests/ops/test_aliases.py``); an alias appears in ``stoker.fn`` once stoker has the
 operator it names, so the table also lists operators stoker does not have yet.
+``DEPRECATED_OPERATORS`` are operators DALI deprecates outright (``fn.shapes``): they run
+and warn.
 """
 
 from __future__ import annotations
@@ -55,6 +57,13 @@ FN_ALIASES: dict[str, str] = {
 }
 
 
+# Operators DALI 2.4 deprecates without a replacement operator: name -> DALI's advice.
+DEPRECATED_OPERATORS: dict[str, str] = {
+    "readers.sequence": "use fn.external_source or a video reader",
+    "shapes": "use DataNode.shape()",
+}
+
+
 def deprecation_message(old: str, new: str, api: str = "fn") -> str:
     """The warning for ``<api>.<old>``; it quotes DALI's own words (which name DALI's
     module), so that code matching DALI's warning matches stoker's too."""
@@ -77,6 +86,19 @@ def alias_function(old: str, new: str, target: Callable[..., Any]) -> Callable[.
     return alias
 
 
+def deprecated_function(name: str, target: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn.<name>`` warning as DALI does that the operator is deprecated."""
+    message = (f"fn.{name} is deprecated in DALI 2.4: {DEPRECATED_OPERATORS[name]} (DALI "
+               f"warns: WARNING: `nvidia.dali.fn.{name}` is now deprecated.)")
+
+    @functools.wraps(target)
+    def deprecated(*inputs: Any, **kwargs: Any) -> Any:
+        warnings.warn(message, DeprecationWarning, stacklevel=2)
+        return target(*inputs, **kwargs)
+
+    return deprecated
+
+
 def _resolve(root: pytypes.ModuleType, path: str) -> Any:
     obj: Any = root
     for part in path.split("."):
@@ -97,3 +119,8 @@ def add_aliases(root: pytypes.ModuleType, namespace: Callable[[list[str]], Any])
         space = namespace(parents)
         if getattr(space, leaf, None) is None:  # never hide a current operator
             setattr(space, leaf, alias_function(old, new, target))
+    for name in DEPRECATED_OPERATORS:
+        target = _resolve(root, name)
+        if target is not None:
+            *parents, leaf = name.split(".")
+            setattr(namespace(parents), leaf, deprecated_function(name, target))

@@ -12,7 +12,7 @@ import pytest
 from helpers import run_pipeline
 
 from stoker import fn, pipeline_def
-from stoker.operators.aliases import FN_ALIASES
+from stoker.operators.aliases import DEPRECATED_OPERATORS, FN_ALIASES
 from stoker.operators.registry import REGISTRY
 
 RECORDED = json.loads((pathlib.Path(__file__).parents[1] / "data" / "dali_fn_aliases.json")
@@ -83,7 +83,23 @@ def test_file_reader_alias_reads_like_readers_file(tmp_path):
         (tmp_path / f"{i}.bin").write_bytes(bytes([i]) * (i + 1))
     files = sorted(str(p) for p in tmp_path.iterdir())
     with pytest.warns(DeprecationWarning, match="fn.file_reader"):
-        old = run_pipeline(lambda: fn.file_reader(files=files), batch_size=3)
-    new = run_pipeline(lambda: fn.readers.file(files=files), batch_size=3)
+        old = run_pipeline(lambda: tuple(fn.file_reader(files=files)), batch_size=3)
+    new = run_pipeline(lambda: tuple(fn.readers.file(files=files)), batch_size=3)
     for a, b in zip(old, new, strict=True):
         assert [np.asarray(s).tolist() for s in a] == [np.asarray(s).tolist() for s in b]
+
+
+def test_operators_dali_deprecates_outright_warn():
+    # fn.shapes (DALI: use DataNode.shape()); DataNode.shape() itself does not warn.
+    recorded = {old for old, e in RECORDED.items() if e["in_favor_of"] in (None, old)}
+    assert set(DEPRECATED_OPERATORS) == recorded
+    images = [np.zeros((2, 3, 1), np.uint8)]
+    with pytest.warns(DeprecationWarning, match=r"fn\.shapes is deprecated.*DataNode\.shape\(\).*"
+                                                r"WARNING: `nvidia\.dali\.fn\.shapes` is now "
+                                                "deprecated"):
+        (out,) = run_pipeline(lambda x: fn.shapes(x), images)
+    assert np.asarray(out[0]).tolist() == [2, 3, 1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        (out,) = run_pipeline(lambda x: x.shape(), images)
+    assert np.asarray(out[0]).tolist() == [2, 3, 1]
