@@ -62,7 +62,7 @@ def _ours(build):
     return [np.asarray(t) for t in p.run()[0]]
 
 
-@pytest.mark.parametrize("output_type", ["RGB", "BGR", "GRAY", "YCbCr"])
+@pytest.mark.parametrize("output_type", ["RGB", "BGR", "GRAY", "YCbCr", "ANY_DATA"])
 def test_decoders_image_matches_dali(output_type):
     theirs = _dali(lambda x: dfn.decoders.image(x, output_type=getattr(dtypes, output_type)))
     ours = _ours(lambda x: fn.decoders.image(x, output_type=getattr(types, output_type)))
