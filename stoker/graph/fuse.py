@@ -36,6 +36,16 @@ def _uses(ops: list[OpNode], outputs: list[DataNode]) -> Counter:
     return uses
 
 
+_PLANE_IMAGES = ("HWC", "CHW", "HW")
+
+
+def _depth_window(op: OpNode) -> bool:
+    """Whether a crop's arguments may ask for a depth window (crop_d, or 3 crop values)."""
+    crop = op.args.get("crop")
+    return "crop_d" in op.arg_nodes or bool(op.args.get("crop_d")) or "crop" in op.arg_nodes \
+        or (crop is not None and len(crop) == 3)
+
+
 def _fold_crop_into_cmn(op: OpNode, uses: Counter) -> bool:
     if op.schema.name != "crop_mirror_normalize" or "_pre_crop" in op.args:
         return False
@@ -49,6 +59,9 @@ def _fold_crop_into_cmn(op: OpNode, uses: Counter) -> bool:
         return False
     if "mean" in op.arg_nodes or "std" in op.arg_nodes:  # the fill is normalized once
         return False
+    if crop.inputs[0].layout not in _PLANE_IMAGES or _depth_window(crop) or \
+            _depth_window(op) or crop.args.get("dtype") is not None:
+        return False  # images only (no sequences, volumes or type conversion)
     op.inputs = [crop.inputs[0]]
     op.args = {**op.args, "_pre_crop": {k: crop.args[k] for k in _WINDOW_KEYS if k in crop.args}}
     return True
@@ -87,7 +100,7 @@ def _window_decoder_args(dec: OpNode, target: str, window: dict) -> tuple:
 def _fold_crop_into_decoder(op: OpNode, uses: Counter) -> bool:
     """decoders.image -> crop becomes decoders.image_crop (the crop op turns into it)."""
     if op.schema.name != "crop" or op.device != "cpu" or \
-            op.args.get("out_of_bounds_policy") != "error":
+            op.args.get("out_of_bounds_policy") != "error" or op.args.get("dtype") is not None:
         return False
     dec = _lone_decoder(op.inputs[0], uses)
     if dec is None:

@@ -131,8 +131,10 @@ def crop_window(args: dict, h: int, w: int) -> tuple[int, int, int, int]:
            "rounding": args.get("rounding", "round"), "out_of_bounds_policy": "error"}
     ay, ax, ch, cw = resolve_windows(1, h, w, one)
     y, x = int(ay[0]), int(ax[0])
-    if y < 0 or x < 0 or y + ch > h or x + cw > w:
-        raise ValueError(f"the crop window ({ch}x{cw}) does not fit in the {h}x{w} image")
+    if y < 0 or x < 0 or y + ch > h or x + cw > w:  # in fn.crop's words (a fused crop)
+        from stoker.kernels.cpu.crop import out_of_bounds
+
+        raise out_of_bounds((h, w), (y, x), (ch, cw))
     return y, x, ch, cw
 
 

@@ -1,8 +1,9 @@
 """Geometric image operators: crop and flip (the resampling ones join with the images issue).
 
-Images are HWC, CHW or HW samples (sequences with a leading F too). The glue here maps a
-layout to an HWC view, resolves DALI's crop arguments into pixel windows, and calls the
-kernels in ``kernels/cpu/crop.py``. Window arguments are shared with crop_mirror_normalize.
+Images are HWC, CHW or HW samples; sequences (FHWC, FCHW, CFHW) and volumes (DHWC, CDHW,
+FDHWC, ...) too. The glue here resolves DALI's crop arguments into pixel windows and cuts
+them with the kernels in ``kernels/cpu/crop.py``, through the planes of ``crop_planes.py``.
+Window arguments are shared with crop_mirror_normalize.
 """
 
 from __future__ import annotations
@@ -11,101 +12,73 @@ from typing import Any
 
 import numpy as np
 
+from stoker import types
 from stoker.errors import ArgumentError
 from stoker.kernels.cpu import crop as K
+from stoker.kernels.cpu.tensor import c_cast, convert_saturate
 from stoker.kernels.gpu.lazy import lazy
+from stoker.operators import crop_planes as P
+from stoker.operators.base import SampleOp
 from stoker.operators.registry import register
 from stoker.operators.schema import Arg, Example, Input, OpSchema
 
-IMAGE = Input("input", "Images (HWC, CHW or HW; FHWC/FCHW sequences).")
+IMAGE = Input("input", "Images (HWC, CHW or HW), sequences (FHWC, FCHW, CFHW) or volumes "
+                       "(DHWC, CDHW, FDHWC, FCDHW, CFDHW).")
 
 WINDOW_ARGS = (
-    Arg("crop", "floats", None, "Window size (height, width); 0 in an axis keeps it whole.",
-        per_sample=True, range=(0, None)),
+    Arg("crop", "floats", None, "Window size (height, width), or (depth, height, width); "
+        "0 in an axis keeps it whole.", per_sample=True),
     Arg("crop_h", "float", 0.0, "Window height (instead of crop).", per_sample=True,
         range=(0, None)),
     Arg("crop_w", "float", 0.0, "Window width (instead of crop).", per_sample=True,
         range=(0, None)),
+    Arg("crop_d", "float", 0.0, "Window depth (with crop_h and crop_w): of the D axis, or "
+        "of the frames of a sequence without one.", per_sample=True, range=(0, None)),
     Arg("crop_pos_x", "float", 0.5, "Relative horizontal position: 0 left, 1 right.",
         per_sample=True, range=(0, 1)),
     Arg("crop_pos_y", "float", 0.5, "Relative vertical position: 0 top, 1 bottom.",
         per_sample=True, range=(0, 1)),
+    Arg("crop_pos_z", "float", 0.5, "Relative depth position: 0 front, 1 back (ignored "
+        "without a depth window).", per_sample=True, range=(0, 1)),
     Arg("out_of_bounds_policy", "str", "error", "A window leaving the image: 'error', 'pad' "
         "with fill_values, or 'trim_to_shape'.", choices=("error", "pad", "trim_to_shape")),
     Arg("fill_values", "floats", [0.0], "Values of padded pixels, one or one per channel."),
-    Arg("rounding", "str", "round", "How the window's anchor becomes an integer.",
-        choices=("round", "truncate")),
+    Arg("rounding", "str", "round", "How the window's anchor becomes an integer: 'round' "
+        "(half away from zero) or 'truncate'.", choices=("round", "truncate")),
 )
 
 
-def check_window(args: dict) -> None:
+def check_window(args: dict, op: str = "fn.crop") -> None:
+    """DALI's rules on which window arguments go together (it checks them at build)."""
     crop = args.get("crop")
+    given = args.get("_given", ())
     if isinstance(crop, list) and len(crop) not in (1, 2, 3):
-        raise ArgumentError(f"argument 'crop' must have 2 values (height, width), got {crop!r}")
-    if isinstance(crop, list) and (args.get("crop_h") or args.get("crop_w")):
-        raise ArgumentError("give either 'crop' or 'crop_h'/'crop_w', not both")
-
-
-def hwc_view(images: np.ndarray, layout: str) -> tuple[np.ndarray, str]:
-    """A (n, H, W, C) view of a dense chunk, and the input layout it came from."""
-    layout = layout or {3: "HW", 4: "HWC", 5: "FHWC"}.get(images.ndim, "")
-    if layout == "HW":
-        return images[..., None], layout
-    if layout == "CHW":
-        return images.transpose(0, 2, 3, 1), layout
-    if layout == "HWC":
-        return images, layout
-    if layout in ("FHWC", "FCHW"):
-        n, f = images.shape[:2]
-        flat = images.reshape((n * f, *images.shape[2:]))
-        return (flat if layout == "FHWC" else flat.transpose(0, 2, 3, 1)), layout
-    raise ValueError(f"unsupported layout {layout!r}; expected HWC, CHW, HW, FHWC or FCHW")
-
-
-def per_frame(value: Any, n: int, frames: int) -> Any:
-    """Repeats per-sample argument values for each frame of a sequence."""
-    if isinstance(value, np.ndarray) and value.ndim >= 1 and value.shape[0] == n and frames > 1:
-        return np.repeat(value, frames, axis=0)
-    return value
-
-
-def _scalar_column(value: Any, n: int) -> np.ndarray:
-    arr = np.asarray(value, np.float64)
-    return np.broadcast_to(arr.reshape(-1)[:1] if arr.ndim == 0 else arr.reshape(-1), (n,)) \
-        if arr.size in (1, n) else arr.reshape(n)
-
-
-def _common(value: Any, what: str) -> float:
-    arr = np.asarray(value, np.float64).reshape(-1)
-    if (arr != arr[0]).any():
-        raise ValueError(f"per-sample {what} differs within the chunk")
-    return float(arr[0])
+        raise ArgumentError(f"{op}: argument 'crop' must have 2 values (height, width) or 3 "
+                            f"(depth, height, width), got {crop!r}")
+    if crop is not None and any(k in given for k in ("crop_h", "crop_w", "crop_d")):
+        raise ArgumentError(f"{op}: give either 'crop' or 'crop_h'/'crop_w'(/'crop_d'), "
+                            "not both")
+    if ("crop_h" in given) != ("crop_w" in given):
+        raise ArgumentError(f"{op}: arguments 'crop_h' and 'crop_w' go together; got only "
+                            f"'{'crop_h' if 'crop_h' in given else 'crop_w'}'")
+    if "crop_d" in given and "crop_w" not in given:
+        raise ArgumentError(f"{op}: argument 'crop_d' needs 'crop_h' and 'crop_w' too")
 
 
 def window_size(args: dict, n: int, h: int, w: int) -> tuple[int, int]:
-    crop = args.get("crop")
-    if crop is not None:
-        crop = np.asarray(crop, np.float64)
-        if crop.ndim == 2:  # per-sample crop values
-            ch, cw = _common(crop[:, -2], "crop"), _common(crop[:, -1], "crop")
-        else:
-            ch, cw = float(crop[-2]) if crop.size >= 2 else float(crop[0]), float(crop[-1])
-    else:
-        ch, cw = _common(args.get("crop_h", 0.0), "crop_h"), _common(args.get("crop_w", 0.0),
-                                                                      "crop_w")
-    # DALI truncates a fractional window size (crop=20.9 gives 20 rows; measured 2.4).
-    ch_i = h if ch <= 0 else int(ch)
-    cw_i = w if cw <= 0 else int(cw)
-    return ch_i, cw_i
+    """The (height, width) of the windows of a chunk of h x w images."""
+    _, ch, cw = P.requested_sizes(args)
+    return (ch if ch > 0 else h), (cw if cw > 0 else w)
 
 
 def resolve_windows(n: int, h: int, w: int, args: dict) -> tuple[np.ndarray, np.ndarray, int, int]:
     """Pixel anchors (n,), (n,) and the window size for n images of h x w."""
     ch, cw = window_size(args, n, h, w)
-    pos_y = _scalar_column(args.get("crop_pos_y", 0.5), n)
-    pos_x = _scalar_column(args.get("crop_pos_x", 0.5), n)
-    ay = K.window_anchor(pos_y, h, ch, args.get("rounding", "round"))
-    ax = K.window_anchor(pos_x, w, cw, args.get("rounding", "round"))
+    rounding = args.get("rounding", "round")
+    pos_y = np.broadcast_to(np.asarray(args.get("crop_pos_y", 0.5), np.float64).reshape(-1), (n,))
+    pos_x = np.broadcast_to(np.asarray(args.get("crop_pos_x", 0.5), np.float64).reshape(-1), (n,))
+    ay = K.window_anchor(pos_y, h, ch, rounding)
+    ax = K.window_anchor(pos_x, w, cw, rounding)
     if args.get("out_of_bounds_policy") == "trim_to_shape":
         ay, ch = K.trim_window(ay, ch, h)
         ax, cw = K.trim_window(ax, cw, w)
@@ -122,43 +95,64 @@ def sample_kernel(batch_kernel: Any) -> Any:
     return kernel
 
 
-def restore_layout(out_hwc: np.ndarray, layout: str, n: int, out_layout: str) -> np.ndarray:
-    """Turns (n*F, h, w, C) results back into the requested sample layout."""
-    frames = out_hwc.shape[0] // max(n, 1)
-    target = out_layout or layout
-    base = target.replace("F", "")
-    arr = out_hwc
-    if base == "HW":
-        arr = arr[..., 0]
-    elif base == "CHW":
-        arr = arr.transpose(0, 3, 1, 2)
-    if "F" in layout:
-        arr = arr.reshape((n, frames, *arr.shape[1:]))
-    return np.ascontiguousarray(arr)
+def image_instance(op: Any, pipeline: Any) -> SampleOp:
+    """At build, a layout known to be one the operator cannot cut is refused (DALI: at
+    the first run, a ValueError)."""
+    layout = op.inputs[0].layout or ""
+    if layout and layout not in P.LAYOUTS and layout != "HW":
+        raise ArgumentError(f"{op.schema.fn_name}: {P.bad_layout(layout)}")
+    if op.schema.name == "crop_mirror_normalize" and layout:
+        try:
+            P.out_letters(layout, op.args.get("output_layout"))
+        except ValueError as e:
+            raise ArgumentError(f"{op.schema.fn_name}: {e}") from None
+    return SampleOp(op, pipeline)
 
 
 # -- crop -------------------------------------------------------------------------------------
 
 def crop_batch(ins: list, args: dict, ctx: Any) -> np.ndarray:
     images = ins[0]
-    hwc, layout = hwc_view(images, args["_in_layouts"][0])
-    n = images.shape[0]
-    frames = hwc.shape[0] // max(n, 1)
-    args = {k: per_frame(v, n, frames) for k, v in args.items()}
-    ay, ax, ch, cw = resolve_windows(*hwc.shape[:3], args)
-    windows = K.crop(hwc, ay, ax, ch, cw, args["fill_values"],
-                     allow_pad=args["out_of_bounds_policy"] != "error")
-    return restore_layout(windows, layout, n, layout)
+    layout = P.sample_layout(args["_in_layouts"][0], images.ndim - 1)
+    cut = P.cut(images, layout, args)
+    planes = cut.planes
+    dtype = images.dtype if args.get("dtype") is None else types.to_numpy(args["dtype"])
+    if dtype != images.dtype:  # (rare) converted as DALI converts: saturated, truncated
+        converted = convert_saturate(planes, dtype)
+        if args["out_of_bounds_policy"] == "pad":
+            # DALI's padding copy casts as C++ does (wrapped): so for windows that leave
+            # their image, measured on 2.4 (300.5 -> 44 as UINT8, but 255 when inside).
+            out_h, out_w = planes.shape[1:3]
+            pads = (cut.ay < 0) | (cut.ax < 0) | (cut.ay + cut.ch > out_h) | \
+                (cut.ax + cut.cw > out_w)
+            if cut.outside is not None:
+                pads |= cut.outside.reshape(-1)
+            pads = np.repeat(pads.reshape(cut.n, -1).any(axis=1), cut.per_sample)
+            if pads.any():
+                converted[pads] = c_cast(planes[pads], dtype)
+        planes = converted
+    fill = P.fill_cast(P.fill_or_zero(args["fill_values"], planes.shape[-1],
+                                      args["out_of_bounds_policy"] == "pad"), dtype)
+    windows = K.crop(planes, cut.ay, cut.ax, cut.ch, cut.cw, fill, allow_pad=True)
+    return cut.finish(windows, "HWC", layout, fill)
+
+
+def _crop_layout(layouts: list, args: dict) -> str:
+    return layouts[0] or ""
 
 
 register(OpSchema(
     name="crop",
     renamed={"output_dtype": "dtype", "image_type": None},
-    doc="Cuts a window out of each image; the window's position is relative (crop_pos_x/y).",
+    doc="Cuts a window out of each image, sequence or volume; the window's position is "
+        "relative (crop_pos_x/y/z).",
     inputs=(IMAGE,),
-    args=(*WINDOW_ARGS, Arg("dtype", "dtype", None, "Accepted for portability: the output "
-                                                    "keeps the input type.")),
+    args=(*WINDOW_ARGS, Arg("dtype", "dtype", None, "Output type (FLOAT, FLOAT16 or UINT8; "
+                                                    "default: the input's).",
+                            choices=(types.FLOAT, types.FLOAT16, types.UINT8))),
     kernel=sample_kernel(crop_batch), batch_kernel=crop_batch, check=check_window,
+    instance=image_instance, layout=_crop_layout,
+    dtype=lambda d, a: types.to_numpy(a["dtype"]) if a.get("dtype") is not None else d[0],
     devices=("cpu", "gpu"), gpu_kernel=lazy("geometry", "crop"),
     examples=(
         Example(args={"crop": [2, 2]}, inputs=([np.arange(48, dtype=np.uint8).reshape(4, 4, 3),
@@ -166,8 +160,12 @@ register(OpSchema(
         Example(args={"crop": [6, 6], "out_of_bounds_policy": "pad", "fill_values": [7.0],
                       "crop_pos_x": 0.0},
                 inputs=([np.ones((4, 4, 3), np.uint8)] * 2,)),
+        Example(args={"crop_d": 2, "crop_h": 2, "crop_w": 3, "crop_pos_z": 0.0},
+                inputs=([np.arange(60, dtype=np.float32).reshape(5, 4, 3, 1)] * 2,)),
         Example(args={"crop": [2, 2], "crop_pos_x": 1.5}, inputs=([np.ones((4, 4, 3), np.uint8)],),
                 raises=ArgumentError, match="'crop_pos_x' must be in [0, 1]"),
+        Example(args={"crop_h": 2}, inputs=([np.ones((4, 4, 3), np.uint8)],),
+                raises=ArgumentError, match="'crop_h' and 'crop_w' go together"),
     ),
 ))
 

@@ -45,7 +45,12 @@ from stoker.operators import decoders
 from stoker.operators import resize as resize_ops
 from stoker.operators.base import SampleOp
 from stoker.operators.geometry import resolve_windows, sample_kernel, window_size
-from stoker.operators.normalize import _channels_vector, cmn_batch
+from stoker.operators.normalize import (
+    _channels_vector,
+    add_channels,
+    added_channel_values,
+    cmn_batch,
+)
 from stoker.operators.registry import REGISTRY, register
 from stoker.operators.schema import COMMON_ARGS, Arg, Example, Input, OpSchema, check_arg
 
@@ -227,11 +232,8 @@ def _normalized(image: np.ndarray, taps: R.Taps, resized: np.dtype, cmn: dict,
     dtype = prep.out_dtype
     if out.dtype != dtype:  # (a table already stores the output type)
         out = crop_kernels.convert(out, dtype)
-    if cmn["pad_output"] and c < 4:
-        widths = [(0, 0)] * 3
-        widths[0 if norm.channels_first else 2] = (0, 4 - c)
-        out = np.pad(out, widths)
-    return out
+    return add_channels(out, added_channel_values(cmn, c, dtype),
+                        0 if norm.channels_first else 2)
 
 
 def _unfused(image: np.ndarray, geom: R.ResizeGeometry, resampler: dict, cmn: dict | None,

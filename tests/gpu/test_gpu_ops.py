@@ -72,13 +72,13 @@ def test_crop_outside_refused_as_on_cpu():
     from stoker.executor.context import BatchContext, GpuContext
     from stoker.operators.registry import REGISTRY
 
-    with pytest.raises(Exception, match="does not fit in the 9x12 image"):
+    with pytest.raises(Exception, match="can't be placed out of bounds"):
         both(lambda x: fn.crop(x, crop=[20, 2]), U8, layouts=["HWC"])  # the CPU operator
     args = {"crop": [20.0, 2.0], "crop_pos_x": 0.5, "crop_pos_y": 0.5, "crop_h": 0.0,
             "crop_w": 0.0, "out_of_bounds_policy": "error", "fill_values": [0.0],
             "rounding": "round", "_in_layouts": ("HWC",)}
     ctx = GpuContext(BatchContext(0, 0, 1, None), 0, 1, None, torch.device("cpu"))
-    with pytest.raises(ValueError, match="does not fit in the 9x12 image"):
+    with pytest.raises(ValueError, match="can't be placed out of bounds"):
         REGISTRY["crop"].gpu_kernel([torch.zeros(1, 9, 12, 3, dtype=torch.uint8)], args, ctx)
 
 
@@ -146,11 +146,14 @@ def test_cmn_float_input(dtype):
 
 
 def test_cmn_pad_window_fill_and_pad_output():
-    b = both(lambda x: fn.crop_mirror_normalize(
-        x, crop=[13, 14], out_of_bounds_policy="pad", fill_values=[1.0, 2.0, 3.0],
-        mean=MEAN, std=STD, pad_output=True, mirror=fn.random.coin_flip(seed=3),
-        crop_pos_y=0.1), RAGGED, layouts=["HWC"])
-    b.assert_exact()
+    # (pad_output with policy "pad" fills the added channel too: one fill value per output
+    # channel, as DALI requires)
+    for fill, pad_output in (([1.0, 2.0, 3.0], False), ([1.0, 2.0, 3.0, 4.0], True)):
+        b = both(lambda x, f_=fill, p_=pad_output: fn.crop_mirror_normalize(
+            x, crop=[13, 14], out_of_bounds_policy="pad", fill_values=f_,
+            mean=MEAN, std=STD, pad_output=p_, mirror=fn.random.coin_flip(seed=3),
+            crop_pos_y=0.1), RAGGED, layouts=["HWC"])
+        b.assert_exact()
     f = both(lambda x: fn.crop_mirror_normalize(
         x, crop=[13, 14], out_of_bounds_policy="pad", fill_values=[-1.0], mean=[3.0],
         output_layout="HWC"), F32, layouts=["HWC"])

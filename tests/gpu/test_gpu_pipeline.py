@@ -160,7 +160,7 @@ def test_mixed_crop_window_outside_the_image_names_operator_and_sample() -> None
 
     p = pipe()
     with pytest.raises(SampleError, match=r"fn.decoders.image_crop .* failed on sample 0 of "
-                                          r"batch 0: ValueError: the crop window"):
+                                          r"batch 0: OutOfBoundsError: Slice can't be placed"):
         p.run()
     p.close()
 

@@ -27,8 +27,10 @@ def _images(shapes, dtype=np.uint8):
 
 
 def _anchor(pos, extent, crop, rounding="round"):
-    start = pos * (extent - crop)
-    return int(np.trunc(start)) if rounding == "truncate" else int(np.floor(start + 0.5))
+    # DALI: a float32 position, the product exact, rounded half away from zero
+    start = float(np.float32(pos)) * (extent - crop)
+    return int(np.trunc(start)) if rounding == "truncate" else \
+        int(np.copysign(np.floor(abs(start) + 0.5), start))
 
 
 def _ref_window(img, ch, cw, py, px, fill, rounding="round"):
@@ -229,5 +231,6 @@ def test_float16_output_is_the_float32_output_rounded(layout):
     (half,) = _run(build(types.FLOAT16), len(imgs))
     (full,) = _run(build(types.FLOAT), len(imgs))
     for h, f in zip(half, full, strict=True):
+        h, f = np.asarray(h), np.asarray(f)
         assert h.dtype == np.float16 and f.dtype == np.float32
         np.testing.assert_array_equal(h.view(np.uint16), f.astype(np.float16).view(np.uint16))

@@ -13,12 +13,20 @@ from typing import Any
 import numpy as np
 
 
-def window_anchor(pos: np.ndarray, extent: int, crop: int, rounding: str) -> np.ndarray:
-    """Anchor of a ``crop``-long window at relative position ``pos`` in ``extent``."""
-    start = np.asarray(pos, np.float64) * (extent - crop)
+def window_anchor(pos: np.ndarray, extent: int, crop: int | np.ndarray, rounding: str
+                  ) -> np.ndarray:
+    """Anchor of a ``crop``-long window at relative position ``pos`` in ``extent``.
+
+    As DALI 2.4 does (measured): the position is a float32 argument, ``pos * (extent -
+    crop)`` is taken exactly (in float64) and rounded half away from zero, or truncated. So
+    0.7 of a 5-pixel slack is 3 (0.7 as float32 is 0.69999999), and a window 43 rows taller
+    than the image, centred, starts 22 rows above it (-21.5 rounds to -22).
+    """
+    start = np.asarray(pos, np.float32).astype(np.float64) * (np.asarray(extent) -
+                                                               np.asarray(crop))
     if rounding == "truncate":
         return np.trunc(start).astype(np.int64)
-    return np.floor(start + 0.5).astype(np.int64)  # round half up, as std::round for >= 0
+    return np.copysign(np.floor(np.abs(start) + 0.5), start).astype(np.int64)
 
 
 def trim_window(anchor: np.ndarray, size: int, extent: int) -> tuple[np.ndarray, int]:
@@ -31,10 +39,34 @@ def trim_window(anchor: np.ndarray, size: int, extent: int) -> tuple[np.ndarray,
     return lo, int(sizes[0]) if len(sizes) else size
 
 
+# DALI's words for a window that leaves the sample under out_of_bounds_policy="error"
+# (programs and tests match them).
+OUT_OF_BOUNDS = "Slice can't be placed out of bounds with current policy."
+
+
+def _dims(values: Any) -> str:
+    return "{" + " x ".join(str(int(v)) for v in values) + "}"
+
+
+def out_of_bounds(shape: Any, anchor: Any, size: Any) -> ValueError:
+    """The error of a window at ``anchor`` of ``size`` leaving a sample of ``shape``."""
+    return OutOfBoundsError(f"{OUT_OF_BOUNDS} Got: input_shape={_dims(shape)}, slice_anchor="
+                            f"{_dims(anchor)}, slice_shape={_dims(size)}; use "
+                            "out_of_bounds_policy='pad' or 'trim_to_shape' to allow it")
+
+
+class OutOfBoundsError(ValueError):
+    """A window leaves its sample under out_of_bounds_policy='error' (a run-time error:
+    the executor reports it as a SampleError, a RuntimeError, as DALI raises)."""
+
+
 def check_inside(ay: np.ndarray, ax: np.ndarray, ch: int, cw: int, h: int, w: int) -> None:
-    if len(ay) and (ay.min() < 0 or ax.min() < 0 or (ay + ch).max() > h or (ax + cw).max() > w):
-        raise ValueError(f"the crop window ({ch}x{cw}) does not fit in the {h}x{w} image; "
-                         "use out_of_bounds_policy='pad' or 'trim_to_shape'")
+    if not len(ay):
+        return
+    bad = (ay < 0) | (ax < 0) | (ay + ch > h) | (ax + cw > w)
+    if bad.any():
+        j = int(np.argmax(bad))
+        raise out_of_bounds((h, w), (ay[j], ax[j]), (ch, cw))
 
 
 def convert(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
@@ -69,8 +101,12 @@ def crop(images: np.ndarray, ay: np.ndarray, ax: np.ndarray, ch: int, cw: int,
 
     out = np.empty((n, ch, cw, c), images.dtype)
     fill = fill_vector(fill, c, images.dtype)
+    if images.dtype.itemsize == 2 and images.dtype.kind == "f":  # numba has no float16:
+        images, fill, dest = images.view(np.uint16), fill.view(np.uint16), out.view(np.uint16)
+    else:  # the loop copies its bits
+        dest = out
     fused.crop_windows(images, ay.astype(np.int64), ax.astype(np.int64), _mirror(mirror, n),
-                       fill, out)
+                       fill, dest)
     return out
 
 

@@ -401,7 +401,12 @@ def check_window(in_shape: Sequence[int], lo: list[int], hi: list[int],
         hi = [min(max(v, lo_), e) for v, lo_, e in zip(hi, lo, in_shape, strict=True)]
         return lo, hi
     window = ", ".join(f"{a}:{b}" for a, b in zip(lo, hi, strict=True))
-    raise ValueError(f"slice window [{window}] is outside the sample of shape "
+    # DALI's words first (code written for DALI may look for them).
+    dims = [" x ".join(str(int(v)) for v in vals) for vals in
+            (in_shape, lo, [b - a for a, b in zip(lo, hi, strict=True)])]
+    raise ValueError(f"Slice can't be placed out of bounds with current policy. Got: "
+                     f"input_shape={{{dims[0]}}}, slice_anchor={{{dims[1]}}}, slice_shape="
+                     f"{{{dims[2]}}}: slice window [{window}] is outside the sample of shape "
                      f"{_shape_str(in_shape)}; use out_of_bounds_policy='pad' or "
                      "'trim_to_shape' to allow it")
 

@@ -18,16 +18,45 @@ import torch
 from stoker import types
 from stoker.kernels.cpu import crop as K
 from stoker.kernels.gpu import common as G
-from stoker.operators.geometry import resolve_windows
-from stoker.operators.normalize import _channels_vector
+from stoker.operators import crop_planes as P
+from stoker.operators.geometry import crop_batch, resolve_windows, sample_kernel
+from stoker.operators.normalize import _channels_vector, cmn_batch, padded_channels
 from stoker.operators.resize import DEFAULT_LAYOUT
+
+# The layouts the gathers below cut; volumes, depth windows and type conversions (rare on
+# a GPU) run the CPU operator's kernel on the host, sample by sample (``_on_host``).
+PLANE_LAYOUTS = ("HW", "HWC", "CHW", "FHWC", "FCHW")
 
 
 def sample_layout(args: dict, ndim: int) -> str:
     layout = args["_in_layouts"][0] or DEFAULT_LAYOUT.get(ndim, "")
-    if layout not in ("HW", "HWC", "CHW", "FHWC", "FCHW"):
-        raise ValueError(f"unsupported layout {layout!r}; expected HWC, CHW, HW, FHWC or FCHW")
-    return layout
+    return layout if layout in PLANE_LAYOUTS else P.sample_layout(layout, ndim)
+
+
+def _host_only(args: dict, layout: str, dtype: Any) -> bool:
+    """Whether the GPU gathers cannot cut this (see PLANE_LAYOUTS)."""
+    if layout not in PLANE_LAYOUTS:
+        return True
+    if "F" in layout:
+        try:
+            if P.requested_sizes(args)[0] > 0:
+                return True  # a depth window over the frames
+        except ValueError:  # per-sample sizes that differ
+            return True
+    if args.get("dtype") is not None and types.to_numpy(args["dtype"]) != dtype:
+        return True
+    return bool(args.get("pad_output")) and args["out_of_bounds_policy"] == "pad"
+
+
+def _on_host(x: Any, args: dict, ctx: Any, batch_kernel: Any) -> Any:
+    """The CPU operator's kernel on each sample (moved to the host and back)."""
+    kernel = sample_kernel(batch_kernel)
+    items = G.samples(x)
+    out = []
+    for s, a in zip(items, G.sample_args(args, len(items)), strict=True):
+        res = kernel([G.restore(G.movable(s), s.dtype).cpu().numpy()], a, None)
+        out.append(G.upload(np.ascontiguousarray(res), ctx.device))
+    return G.as_batch(out)
 
 
 def as_frames(x: torch.Tensor, layout: str) -> torch.Tensor:
@@ -117,8 +146,10 @@ def gather_windows(frames: torch.Tensor, ay: np.ndarray, ax: np.ndarray, ch: int
     return out, inside
 
 
-def _fill(values: Any, c: int, dtype: torch.dtype, device: Any) -> torch.Tensor:
-    return G.movable(G.upload(K.fill_vector(values, c, G.numpy_dtype(dtype)), device))
+def _fill(args: dict, c: int, dtype: torch.dtype, device: Any) -> torch.Tensor:
+    """Fill values as the CPU operator casts them (``crop_planes.fill_cast``)."""
+    fill = P.fill_or_zero(args["fill_values"], c, args["out_of_bounds_policy"] == "pad")
+    return G.movable(G.upload(P.fill_cast(fill, G.numpy_dtype(dtype)), device))
 
 
 def _anchors(wins: list, frames: int) -> tuple[np.ndarray, np.ndarray]:
@@ -147,10 +178,12 @@ def crop(ins: list, args: dict, ctx: Any) -> Any:
         return x
     dtype = items[0].dtype
     layout = sample_layout(args, items[0].ndim)
+    if _host_only(args, layout, G.numpy_dtype(dtype)):
+        return _on_host(x, args, ctx, crop_batch)
     frames = [as_frames(G.movable(s), layout) for s in items]
     wins = windows([tuple(f.shape[1:3]) for f in frames], G.sample_args(args, n))
     c = frames[0].shape[3]
-    fill = _fill(args["fill_values"], c, dtype, ctx.device)
+    fill = _fill(args, c, dtype, ctx.device)
     parts: list[torch.Tensor] = []
     for idx, out, inside in _gather(x, frames, layout, wins):
         if inside is not None:
@@ -211,7 +244,10 @@ def crop_mirror_normalize(ins: list, args: dict, ctx: Any) -> Any:
     if n == 0:
         return x
     layout = sample_layout(args, items[0].ndim)
-    out_layout = args["output_layout"] or layout
+    out_layout = P.out_letters(layout, args["output_layout"])
+    if _host_only(args, layout, out_np) or out_layout.replace("F", "") not in ("CHW", "HWC",
+                                                                               "HW"):
+        return _on_host(x, args, ctx, cmn_batch)
     channels_first = out_layout.replace("F", "") == "CHW"
     frames = [as_frames(G.movable(s), layout) for s in items]
     c = frames[0].shape[3]
@@ -222,7 +258,7 @@ def crop_mirror_normalize(ins: list, args: dict, ctx: Any) -> Any:
     if items[0].dtype == torch.uint8 and constant:
         mean = _channels_vector(args["mean"], c, "mean")
         std = _channels_vector(args["std"], c, "std")
-        fill = _channels_vector(args["fill_values"], c, "fill_values")
+        fill = _cmn_fill(args, c, out_np)
         host = K.normalize_table(mean, std, args["scale"], args["shift"], fill,
                                  K.table_type(out_np))
         table = G.upload(host, ctx.device).reshape(-1)
@@ -235,8 +271,8 @@ def crop_mirror_normalize(ins: list, args: dict, ctx: Any) -> Any:
         else:
             norm = _normalize(G.restore(win, items[0].dtype), inside, [per[j] for j in idx], f,
                               c, args, out_np)
-        if args["pad_output"] and c < 4:
-            norm = torch.nn.functional.pad(norm, (0, 4 - c))
+        if args["pad_output"] and padded_channels(c) > c:  # zeros (policy "pad": host)
+            norm = torch.nn.functional.pad(norm, (0, padded_channels(c) - c))
         results.extend(from_frames(part, layout, channels_first) for part in norm.split(f))
     return G.as_batch(results)
 
@@ -266,6 +302,15 @@ def _normalize(win: torch.Tensor, inside: torch.Tensor | None, per: list[dict], 
     diff = (v - mean_t.to(work)).double()
     res = (diff * inv_t + float(shift32)).float().reshape(win.shape)
     if inside is not None:
-        fill = _channels_vector(args["fill_values"], c, "fill_values").astype(np.float32)
+        fill = _cmn_fill(args, c, out_np).astype(np.float32)
         res = torch.where(inside[..., None], res, G.upload(fill, dev))
     return G.round_half_up_float32(res, G.torch_dtype(out_np))
+
+
+def _cmn_fill(args: dict, c: int, out_np: np.dtype) -> np.ndarray:
+    """crop_mirror_normalize's fill as the CPU operator writes it (cast to the output type
+    as DALI casts it; unchecked and 0 unless the policy is "pad")."""
+    if args["out_of_bounds_policy"] != "pad":
+        return np.zeros(c)
+    fill = P.fill_or_zero(args["fill_values"], c, True)
+    return P.fill_cast(fill, out_np).astype(np.float64)
