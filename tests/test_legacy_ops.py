@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import pathlib
+import warnings
 
 import numpy as np
 import pytest
@@ -41,6 +42,17 @@ def test_deprecated_names_are_dalis():
     recorded = {p: r["fn"] for p, r in RECORDED.items()
                 if r["deprecated"] and r["fn"] and ops.class_path(r["fn"]) != p}
     assert ops.LEGACY_CLASSES == recorded
+
+
+def test_deprecated_names_warn_at_the_call_as_dali_does(root):
+    reader = ops.FileReader(file_root=root)  # no warning here, as in DALI
+    with Pipeline(batch_size=1, num_threads=1, device_id=None):
+        with pytest.warns(DeprecationWarning, match=r"`nvidia\.dali\.ops\.FileReader` is now "
+                          r"deprecated\. Use `nvidia\.dali\.fn\.readers\.file`"):
+            reader()
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            ops.readers.File(file_root=root)()
 
 
 def test_names_of_operators_dali_lacks_follow_its_rule():
@@ -103,6 +115,7 @@ def _batches(pipe, n=3):
 
 @pytest.mark.parametrize("reader,decoder", [("readers.File", "decoders.ImageRandomCrop"),
                                             ("FileReader", "ImageDecoderRandomCrop")])
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
 def test_legacy_pipeline_equals_the_fn_pipeline(root, reader, decoder):
     got = _batches(LegacyTrain(root, reader, decoder))
     want = _batches(fn_train(root))

@@ -28,45 +28,18 @@ from __future__ import annotations
 
 import sys
 import types as pytypes
+import warnings
 from typing import Any
 
 import stoker.fn as _fn
 from stoker.graph.node import DataNode
+from stoker.operators.aliases import FN_ALIASES, deprecation_message
 from stoker.operators.registry import REGISTRY, all_args
 from stoker.operators.schema import OpSchema, check_arg, unknown_arg_error
 
 # Words DALI spells in capitals where plain capitalisation would not (``RandomBBoxCrop``).
 _WORDS = {"bbox": "BBox", "dl": "DL", "mfcc": "MFCC", "roi": "ROI", "coco": "COCO",
-          "mxnet": "MXNet", "tfrecord": "TFRecord", "rms": "RMS"}
-
-# DALI 2.4's deprecated class names and the operator each one now is (recorded from DALI:
-# tests/data/dali_ops_names.json, checked by tests/test_legacy_ops.py). Names of
-# operators stoker does not have yet are kept, so each appears once it is registered.
-LEGACY_CLASSES = {
-    "AudioDecoder": "decoders.audio", "COCOReader": "readers.coco",
-    "Caffe2Reader": "readers.caffe2", "CaffeReader": "readers.caffe",
-    "CoinFlip": "random.coin_flip", "FastResizeCropMirror": "resize_crop_mirror",
-    "FileReader": "readers.file", "ImageDecoder": "decoders.image",
-    "ImageDecoderCrop": "decoders.image_crop",
-    "ImageDecoderRandomCrop": "decoders.image_random_crop",
-    "ImageDecoderSlice": "decoders.image_slice", "MXNetReader": "readers.mxnet",
-    "NemoAsrReader": "readers.nemo_asr", "NormalDistribution": "random.normal",
-    "NumpyReader": "readers.numpy", "SSDRandomCrop": "random_bbox_crop",
-    "SequenceReader": "readers.sequence", "TFRecordReader": "readers.tfrecord",
-    "TransformTranslation": "transforms.translation", "Uniform": "random.uniform",
-    "VideoReader": "readers.video", "VideoReaderResize": "readers.video_resize",
-    "experimental.AudioResample": "audio_resample", "experimental.Debayer": "debayer",
-    "experimental.Equalize": "equalize", "experimental.Filter": "filter",
-    "experimental.Inflate": "decoders.inflate",
-    "experimental.PeekImageShape": "peek_image_shape",
-    "experimental.TensorResize": "tensor_resize",
-    "experimental.decoders.Image": "decoders.image",
-    "experimental.decoders.ImageCrop": "decoders.image_crop",
-    "experimental.decoders.ImageRandomCrop": "decoders.image_random_crop",
-    "experimental.decoders.ImageSlice": "decoders.image_slice",
-    "experimental.decoders.Video": "decoders.video",
-}
-
+          "mxnet": "MXNet", "tfrecord": "TFRecord", "rms": "RMS", "ssd": "SSD"}
 
 def class_path(fn_path: str) -> str:
     """DALI's class path for an ``fn`` path: ``readers.file`` -> ``readers.File``."""
@@ -75,10 +48,18 @@ def class_path(fn_path: str) -> str:
     return ".".join([*parents, camel])
 
 
+# DALI 2.4's deprecated class names (ops.FileReader, ops.CoinFlip, ...) are its deprecated
+# fn names in class form: one table serves both (tests/test_legacy_ops.py checks the
+# classes against the ones recorded from DALI). Names of operators stoker does not have
+# yet appear once they are registered.
+LEGACY_CLASSES = {class_path(old): new for old, new in FN_ALIASES.items()}
+
+
 class Operator:
     """One legacy operator: constant arguments now, inputs and the rest at each call."""
 
     _fn_path = ""  # set on each generated class
+    _deprecated = ""  # the warning a call gives, for DALI's deprecated class names
 
     def __init__(self, *args: Any, device: str | None = None, name: str | None = None,
                  **kwargs: Any):
@@ -112,6 +93,8 @@ class Operator:
         return bool(self._init_args.get("preserve", False))
 
     def __call__(self, *inputs: Any, **kwargs: Any) -> Any:
+        if self._deprecated:  # as in DALI: at the call, not at construction
+            warnings.warn(self._deprecated, DeprecationWarning, stacklevel=2)
         args = {"device": self._device, "name": self._name, **self._init_args}
         # As in DALI, a call's argument given as None leaves the constructor's value.
         args.update((k, v) for k, v in kwargs.items() if v is not None)
@@ -137,12 +120,15 @@ def _check_constants(schema: OpSchema, kwargs: dict[str, Any]) -> None:
             check_arg(schema, arg, value)
 
 
-def _make_class(fn_path: str, class_name: str, module: str) -> type:
+def _make_class(fn_path: str, path: str, module: str) -> type:
     schema = REGISTRY[fn_path]
     doc = (f"Legacy class of ``fn.{fn_path}``: arguments at construction, inputs at the "
            f"call.\n\n{schema.doc.strip()}")
-    return type(class_name, (Operator,), {"_fn_path": fn_path, "__doc__": doc,
-                                          "__module__": module})
+    deprecated = (deprecation_message(path, fn_path, api="ops")
+                  if path in LEGACY_CLASSES else "")
+    return type(path.rsplit(".", 1)[-1], (Operator,),
+                {"_fn_path": fn_path, "_deprecated": deprecated, "__doc__": doc,
+                 "__module__": module})
 
 
 def _namespace(root: pytypes.ModuleType, parents: list[str]) -> pytypes.ModuleType:
@@ -164,7 +150,7 @@ def _fill(root: pytypes.ModuleType) -> None:
     for path, fn_path in sorted(names.items()):
         *parents, leaf = path.split(".")
         space = _namespace(root, parents)
-        setattr(space, leaf, _make_class(fn_path, leaf, space.__name__))
+        setattr(space, leaf, _make_class(fn_path, path, space.__name__))
 
 
 _fill(sys.modules[__name__])
