@@ -147,9 +147,9 @@ register(OpSchema(
     doc="Cuts a window out of each image, sequence or volume; the window's position is "
         "relative (crop_pos_x/y/z).",
     inputs=(IMAGE,),
-    args=(*WINDOW_ARGS, Arg("dtype", "dtype", None, "Output type (FLOAT, FLOAT16 or UINT8; "
-                                                    "default: the input's).",
-                            choices=(types.FLOAT, types.FLOAT16, types.UINT8))),
+    args=(*WINDOW_ARGS, Arg("dtype", "dtype", None, "Output type (default: the input's): "
+                                                    "FLOAT, FLOAT16, UINT8 (stoker also gives "
+                                                    "the other numeric types).")),
     kernel=sample_kernel(crop_batch), batch_kernel=crop_batch, check=check_window,
     instance=image_instance, layout=_crop_layout,
     dtype=lambda d, a: types.to_numpy(a["dtype"]) if a.get("dtype") is not None else d[0],

@@ -172,8 +172,8 @@ register(OpSchema(
               per_sample=True),
           Arg("scale", "float", 1.0, "Multiplier applied after normalizing."),
           Arg("shift", "float", 0.0, "Added after scaling."),
-          Arg("dtype", "dtype", types.FLOAT, "Output type: FLOAT, FLOAT16, UINT8 or INT8.",
-              choices=(types.FLOAT, types.FLOAT16, types.UINT8, types.INT8)),
+          Arg("dtype", "dtype", types.FLOAT, "Output type (FLOAT, FLOAT16, UINT8, INT8; "
+              "stoker also gives the other numeric types)."),
           Arg("output_layout", "layout", "CHW", "Output layout: 'CHW' or 'HWC' (an order of "
               "the input's axes; a sequence's F may be left out)."),
           Arg("pad_output", "bool", False, "Pad the channels with zeros to the next power "
