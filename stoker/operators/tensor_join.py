@@ -167,7 +167,7 @@ def pad_plan(shapes: list, dtype: np.dtype, args: dict, argv: dict, n: int
         raise ValueError("cannot pad scalars (0-D samples)")
     for row in per_sample_values("align", args, argv, n) or ():  # first, as DALI checks it
         if row is not None and np.size(row) and np.min(row) < 1:
-            raise ValueError(f"Values of `align` argument must be positive, got "
+            raise ValueError(f"Values of `align` argument must be positive. Got "
                              f"{np.ravel(row).tolist()}")
     axes = _pad_axes(args, argv, n, ndims[0] if ndims else 0)
     align = _pad_align(args, argv, axes)
