@@ -155,8 +155,11 @@ def check_case(case: dict, got: dict) -> None:
         where = f"{name}: sample {j}"
         assert a.dtype == b.dtype and a.shape == b.shape, f"{where}: {a.dtype}{a.shape} " \
             f"vs DALI {b.dtype}{b.shape}"
-        tol = case.get("atol", 0)
-        diff = np.abs(a.astype(np.float64) - b.astype(np.float64))
-        bad = ~(diff <= tol)
+        a64, b64 = a.astype(np.float64), b.astype(np.float64)
+        tol = case.get("atol", 0) + case.get("rtol", 0) * np.abs(b64)
+        with np.errstate(invalid="ignore"):
+            diff = np.abs(a64 - b64)
+        same = (a64 == b64) | (np.isnan(a64) & np.isnan(b64))  # infinities too
+        bad = ~(same | (diff <= tol))
         assert not bad.any(), f"{where}: {int(bad.sum())} of {a.size} values differ from " \
             f"DALI's by more than {tol} (max {np.nanmax(diff):g})"

@@ -1,10 +1,11 @@
 """``fn.normalize``: ``(x - mean) / sqrt(stddev^2 + epsilon) * scale + shift``.
 
-mean and stddev are given (a number, or per-sample tensors shaped like the reduced sample,
-e.g. (1, 1, 3) for axes [0, 1] of HWC) or computed over 'axes' / 'axis_names' (default:
-all axes) of each sample, or with batch=True over the whole batch (non-reduced extents
-must then agree). A given mean is the center for a computed stddev; 'ddof' is subtracted
-from the count. Constant regions come out as 'shift'. DALI 2.4 facts, measured: integer
+mean and stddev are given (a number, or per-sample tensors shaped like each sample's own
+reduced shape, e.g. (1, 1, 3) for axes [0, 1] of HWC) or computed over 'axes' /
+'axis_names' (default: all axes) of each sample, or with batch=True over the whole batch
+(non-reduced extents must then agree). A given mean is the center for a computed stddev;
+'ddof' is subtracted from the count (none left: the variance is 0, then epsilon is added,
+as in DALI). Constant regions come out as 'shift'. DALI 2.4 facts, measured: integer
 outputs round half away from zero and saturate; 'axes' and 'axis_names' exclude each
 other; negative or empty axes are refused.
 
@@ -45,24 +46,25 @@ def _axes(args: dict, layout: str, ndim: int) -> tuple[int, ...]:
     return tuple(axes)
 
 
-def _given(value: Any, n: int, ndim: int, axes: tuple, shape: tuple, name: str) -> list | None:
-    """A given mean/stddev as one array per sample, broadcastable to the reduced shape."""
+def _given(value: Any, shapes: list[tuple], axes: tuple, name: str) -> list | None:
+    """A given mean/stddev as one array per sample, broadcastable to that sample's reduced
+    shape (samples may differ in shape; so may their per-sample arguments)."""
     if value is None:
         return None
-    reduced = tuple(1 if a in axes else s for a, s in enumerate(shape))
     if not isinstance(value, list | np.ndarray):  # a constant
-        return [np.full(reduced, float(value))] * n
-    rows = list(value)
+        return [np.asarray(float(value))] * len(shapes)
     out = []
-    for j, row in enumerate(rows):
+    for j, (row, shape) in enumerate(zip(value, shapes, strict=True)):
         arr = np.asarray(row, np.float64)
         if arr.size == 1:
-            out.append(np.full(reduced, float(arr.reshape(-1)[0])))
+            out.append(arr.reshape(()))
             continue
-        if arr.ndim != ndim or any(s not in (1, r) for s, r in zip(arr.shape, reduced,
-                                                                     strict=True)):
+        reduced = K.reduced_shape(shape, axes)
+        if arr.ndim != len(shape) or any(s not in (1, r) for s, r in zip(arr.shape, reduced,
+                                                                         strict=True)):
             raise ValueError(f"'{name}' of sample {j} has shape {arr.shape}; it must match "
-                             f"the reduced sample shape {reduced} (or be one number)")
+                             f"the reduced sample shape {reduced} (or be one number): the "
+                             "parameter shape does not match the reduced input sample shape")
         out.append(arr)
     return out
 
@@ -92,11 +94,10 @@ def normalize_samples(samples: list[np.ndarray], args: dict, argv: dict, layout:
         return []
     for x in samples:
         check_input_type(x, _IN_TYPES)
-    ndim = samples[0].ndim
     axes, together = reduction(samples, args, argv, layout)
-    shape = samples[0].shape
-    mean = _given(argv.get("mean", args.get("mean")), n, ndim, axes, shape, "mean")
-    stddev = _given(argv.get("stddev", args.get("stddev")), n, ndim, axes, shape, "stddev")
+    shapes = [x.shape for x in samples]
+    mean = _given(argv.get("mean", args.get("mean")), shapes, axes, "mean")
+    stddev = _given(argv.get("stddev", args.get("stddev")), shapes, axes, "stddev")
     out_type = types.to_numpy(args["dtype"])
     if stddev is None:
         means, variances = K.moments(samples, axes, mean, args["ddof"], together)
@@ -114,6 +115,11 @@ class NormalizeStage:
     """The batch stage: sees the whole batch, as batch=True needs."""
 
     def __init__(self, op: Any, pipeline: Any = None):
+        if op.args["batch"] and {"mean", "stddev"} & set(op.arg_nodes):
+            # DALI refuses this at build too (a RuntimeError; ArgumentError is one).
+            raise ArgumentError("fn.normalize: batch=True takes 'mean' and 'stddev' only as "
+                                "constants: batch normalization cannot be used with "
+                                "parameters specified as per-sample (TensorList) inputs")
         self.op = op
         self.args = op.args
         self.layout = op.inputs[0].layout or ""

@@ -79,9 +79,11 @@ def _count(x: np.ndarray, axes: tuple[int, ...]) -> int:
     return int(np.prod([x.shape[a] for a in axes]))
 
 
-def _divide(sq: np.ndarray, count: int) -> np.ndarray:
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return sq / np.float64(count)
+def variance(sq: np.ndarray, dof: int) -> np.ndarray:
+    """Squared deviations summed to ``sq`` over ``dof`` degrees of freedom (count - ddof).
+    None left (ddof at or past the count): 0, as DALI 2.4 takes it (measured: [5.0] with
+    mean=1, ddof=2, epsilon=0.25 gives (5 - 1) / sqrt(0 + 0.25) = 8)."""
+    return sq / np.float64(dof) if dof > 0 else np.zeros_like(sq)
 
 
 def moments(samples: list[np.ndarray], axes: tuple[int, ...], mean: list | None,
@@ -97,12 +99,12 @@ def moments(samples: list[np.ndarray], axes: tuple[int, ...], mean: list | None,
             m = _sums(x, axes, None) / _count(x, axes) if mean is None else \
                 np.broadcast_to(mean[j], reduced_shape(x.shape, axes))
             means.append(m)
-            variances.append(_divide(_sums(x, axes, m), _count(x, axes) - ddof))
+            variances.append(variance(_sums(x, axes, m), _count(x, axes) - ddof))
         return means, variances
     count = sum(_count(x, axes) for x in samples)
     m = sum(_sums(x, axes, None) for x in samples) / count if mean is None else \
         np.broadcast_to(mean[0], reduced_shape(samples[0].shape, axes))
-    var = _divide(sum(_sums(x, axes, m) for x in samples), count - ddof)
+    var = variance(sum(_sums(x, axes, m) for x in samples), count - ddof)
     return [m] * len(samples), [var] * len(samples)
 
 

@@ -36,12 +36,17 @@ def _moments(xs: list[torch.Tensor], axes: tuple, mean: list | None, ddof: int,
         for j, x in enumerate(xs):
             m = sums(x, None) / count(x) if mean is None else mean[j]
             means.append(m)
-            variances.append(sums(x, m) / float(count(x) - ddof))
+            variances.append(_variance(sums(x, m), count(x) - ddof))
         return means, variances
     total = sum(count(x) for x in xs)
     m = sum(sums(x, None) for x in xs) / total if mean is None else mean[0]
-    var = sum(sums(x, m) for x in xs) / float(total - ddof)
+    var = _variance(sum(sums(x, m) for x in xs), total - ddof)
     return [m] * len(xs), [var] * len(xs)
+
+
+def _variance(sq: torch.Tensor, dof: int) -> torch.Tensor:
+    """As ``kernels.cpu.stats.variance``: 0 when ddof leaves no degree of freedom."""
+    return sq / float(dof) if dof > 0 else torch.zeros_like(sq)
 
 
 def normalize(ins: list, args: dict, ctx: Any) -> Any:
@@ -54,12 +59,11 @@ def normalize(ins: list, args: dict, ctx: Any) -> Any:
     for s in items:
         check_input_type(np.empty(0, G.numpy_dtype(s.dtype)), N._IN_TYPES)
     layout = args["_in_layouts"][0] or ""
-    ndim = items[0].ndim
     axes, together = N.reduction(items, consts, argv, layout)
-    shape = tuple(items[0].shape)
+    shapes = [tuple(s.shape) for s in items]
     dev = ctx.device
-    mean = N._given(argv.get("mean", consts.get("mean")), n, ndim, axes, shape, "mean")
-    stddev = N._given(argv.get("stddev", consts.get("stddev")), n, ndim, axes, shape, "stddev")
+    mean = N._given(argv.get("mean", consts.get("mean")), shapes, axes, "mean")
+    stddev = N._given(argv.get("stddev", consts.get("stddev")), shapes, axes, "stddev")
     mean_t = None if mean is None else [G.upload(m, dev, torch.float64) for m in mean]
     if stddev is None:
         means, variances = _moments(items, axes, mean_t, consts["ddof"], together)
