@@ -56,13 +56,35 @@ def padded_channels(c: int) -> int:
     return 1 << max(c - 1, 0).bit_length()
 
 
-def added_channel_values(args: dict, c: int, dtype: np.dtype) -> np.ndarray:
-    """The values of the channels pad_output adds to ``c``: with policy "pad", DALI fills
-    them with the fill values (one per output channel, or one for all), else with 0."""
+def _values_per_sample(value: Any) -> int:
+    """How many values a mean/std argument gives each sample (per-sample values arrive
+    stacked on axis 0 as an array; constants as lists)."""
+    arr = np.asarray(value)
+    if isinstance(value, np.ndarray):
+        return int(np.prod(arr.shape[1:])) if arr.ndim >= 2 else 1
+    return arr.size
+
+
+def cmn_fill(args: dict, c: int) -> np.ndarray:
+    """The fill value of each output channel (pad_output's added ones too), before the cast.
+
+    As DALI 2.4 fills (measured): nothing is filled unless the policy is "pad" (added
+    channels are 0); one value fills every channel; one per output channel fills each; one
+    per input channel (with pad_output) leaves the added channels 0 when mean or std are
+    given per channel, and is refused otherwise."""
     c_out = padded_channels(c) if args["pad_output"] else c
     if args["out_of_bounds_policy"] != "pad":
-        return np.zeros(c_out - c, dtype)
-    return P.fill_cast(P.fill_or_zero(args["fill_values"], c_out, True), dtype)[c:]
+        return np.zeros(c_out)
+    fill = np.asarray(args["fill_values"], np.float64).reshape(-1)
+    per_channel = any(_values_per_sample(args[k]) > 1 for k in ("mean", "std"))
+    if fill.size == c and c_out > c and per_channel:
+        return np.concatenate([fill, np.zeros(c_out - c)])
+    return P.fill_or_zero(fill, c_out, True)
+
+
+def added_channel_values(args: dict, c: int, dtype: np.dtype) -> np.ndarray:
+    """The values of the channels pad_output adds to ``c`` (``cmn_fill``), as ``dtype``."""
+    return P.fill_cast(cmn_fill(args, c), dtype)[c:]
 
 
 def add_channels(out: np.ndarray, values: np.ndarray, axis: int) -> np.ndarray:
@@ -107,11 +129,7 @@ def cmn_batch(ins: list, args: dict, ctx: Any) -> np.ndarray:
                         .astype(bool))
     mean = cut.repeat(_per_sample_vector(args["mean"], n, c, "mean"))
     std = cut.repeat(_per_sample_vector(args["std"], n, c, "std"))
-    c_out = padded_channels(c) if args["pad_output"] else c
-    # With policy "pad", DALI fills the channels pad_output adds with the fill values too
-    # (one per output channel, or one for all); otherwise they are 0.
-    fill = P.fill_or_zero(args["fill_values"], c_out, True) if \
-        args["out_of_bounds_policy"] == "pad" else np.zeros(c_out)
+    fill = cmn_fill(args, c)
     dtype = types.to_numpy(args["dtype"])
     # Cast as DALI casts fill values; the kernels' own conversion then leaves them as they are.
     fill = P.fill_cast(fill, dtype).astype(np.float64)

@@ -212,6 +212,15 @@ def cmn_cases() -> list:
             "crop": [8, 5], "pad_output": True, "out_of_bounds_policy": policy,
             "fill_values": [1, 2, 3, 4], "mean": [1, 2, 3, 4], "output_layout": "HWC"}),
             ["HWC"]))
+    # which fill values pad_output's added channel takes (with policy "pad")
+    for mean, fill in (([1.0], [5]), ([1.0, 2.0, 3.0], [1, 2, 3]), ([1.0], [1, 2, 3]),
+                       ([1.0, 2.0, 3.0], [1, 2, 3, 4])):
+        for crop in ([5, 5], [8, 12]):
+            out.append(case(f"cmn:pad_output_mean{len(mean)}_fill{len(fill)}_{crop[0]}",
+                            [img], step("crop_mirror_normalize", {
+                                "crop": crop, "pad_output": True, "mean": mean,
+                                "out_of_bounds_policy": "pad", "fill_values": fill,
+                                "output_layout": "HWC"}), ["HWC"]))
     for layout_out in ("WHC", "CWH", "HCW"):
         out.append(case(f"cmn:output_{layout_out}", [img], step("crop_mirror_normalize", {
             "crop": [3, 5], "output_layout": layout_out}, {"mirror": mirror}), ["HWC"]))
