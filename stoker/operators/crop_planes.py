@@ -15,6 +15,7 @@ call, and planes of a depth window that leaves the volume come out as the fill v
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,6 +61,8 @@ def _common_size(value: Any, what: str) -> int:
     """One window extent for the chunk (per-sample values must agree here: the executor
     then runs the samples one by one); 0 or less keeps the whole extent. DALI truncates a
     fractional size (crop=20.9 gives 20 rows)."""
+    if isinstance(value, int | float):  # the usual constant: no numpy on the way
+        return int(value) if value > 0 else 0
     arr = np.asarray(value, np.float64).reshape(-1)
     if arr.size == 0:
         return 0
@@ -71,6 +74,9 @@ def _common_size(value: Any, what: str) -> int:
 def requested_sizes(args: dict) -> tuple[int, int, int]:
     """(depth, height, width) asked for; 0 keeps the axis whole (no depth: 0)."""
     crop = args.get("crop")
+    if isinstance(crop, list) and len(crop) in (2, 3):  # constant: no numpy on the way
+        return (_common_size(crop[0], "crop") if len(crop) == 3 else 0,
+                _common_size(crop[-2], "crop"), _common_size(crop[-1], "crop"))
     if crop is not None:
         arr = np.asarray(crop, np.float64)
         rows = arr.reshape(arr.shape[0], -1) if isinstance(crop, np.ndarray) and \
@@ -83,9 +89,13 @@ def requested_sizes(args: dict) -> tuple[int, int, int]:
             _common_size(args.get("crop_w", 0.0), "crop_w"))
 
 
-def _positions(value: Any, n: int) -> np.ndarray:
-    arr = np.asarray(value, np.float64).reshape(-1)
-    return np.broadcast_to(arr[:1] if arr.size == 1 else arr, (n,))
+def _anchors(pos: Any, n: int, extent: int, size: int, rounding: str) -> np.ndarray:
+    """(n,) anchors of windows at relative positions ``pos`` (one, or one per sample)."""
+    if isinstance(pos, int | float):  # the usual constant: one anchor, no numpy math
+        return np.full(n, K.anchor_of(pos, extent, size, rounding), np.int64)
+    arr = np.asarray(pos, np.float64).reshape(-1)
+    return K.window_anchor(arr if arr.size == n else np.full(n, arr[0]), extent, size,
+                           rounding)
 
 
 @dataclass
@@ -101,10 +111,7 @@ class Cut:
     lead: str  # letters of the axes before H, W (F, D) in the input's order
     lead_shape: tuple[int, ...]  # their extents in the output
     outside: np.ndarray | None  # (n, *lead_shape) planes of a depth window outside
-
-    @property
-    def per_sample(self) -> int:
-        return int(np.prod(self.lead_shape, dtype=np.int64))
+    per_sample: int  # planes per sample: the product of lead_shape
 
     def repeat(self, value: Any) -> Any:
         """A per-sample argument (stacked on axis 0) repeated for each sample's planes."""
@@ -156,7 +163,7 @@ def cut(chunk: np.ndarray, layout: str, args: dict, extents: tuple[int, int] | N
     windows = {}
     for letter, extent, want, pos in axes:
         size = want if want > 0 else extent
-        anchor = K.window_anchor(_positions(args.get(pos, 0.5), n), extent, size, rounding)
+        anchor = _anchors(args.get(pos, 0.5), n, extent, size, rounding)
         if policy == "trim_to_shape":
             anchor, size = K.trim_window(anchor, size, extent)
         windows[letter] = (anchor, size)
@@ -171,13 +178,15 @@ def cut(chunk: np.ndarray, layout: str, args: dict, extents: tuple[int, int] | N
             outside = np.broadcast_to(
                 outside.reshape(n, *[lead_shape[i] if c == depth else 1
                                      for i, c in enumerate(lead)]), (n, *lead_shape)).copy()
-    k = int(np.prod(lead_shape, dtype=np.int64))
+    k = math.prod(lead_shape)
     ay, ax = windows["H"][0], windows["W"][0]
     if offsets is not None:
         ay, ax = ay + offsets[0], ax + offsets[1]
     planes = view.reshape(n * k, *view.shape[-3:])
-    return Cut(planes, np.repeat(ay, k), np.repeat(ax, k), windows["H"][1], windows["W"][1],
-               n, lead, tuple(int(e) for e in lead_shape), outside)
+    if k != 1:
+        ay, ax = np.repeat(ay, k), np.repeat(ax, k)
+    return Cut(planes, ay, ax, windows["H"][1], windows["W"][1], n, lead,
+               tuple(int(e) for e in lead_shape), outside, int(k))
 
 
 def _depth_window(view: np.ndarray, axis: int, anchor: np.ndarray, size: int
@@ -222,8 +231,10 @@ def fill_or_zero(fill: Any, c: int, needed: bool) -> np.ndarray:
     """(c,) float64 fill values: one value for all channels or one per channel. DALI only
     minds a wrong count under out_of_bounds_policy "pad" (``needed``)."""
     arr = np.asarray(fill, np.float64).reshape(-1)
-    if arr.size in (1, c):
-        return np.broadcast_to(arr, (c,)).copy()
+    if arr.size == c:
+        return arr.copy()
+    if arr.size == 1:
+        return np.full(c, arr[0])
     if needed:
         raise ValueError(f"argument 'fill_values' has {arr.size} values for {c} channels; "
                          "give one, or one per channel (the number of per-channel arguments "

@@ -30,9 +30,11 @@ def _channels_vector(value: Any, channels: int, name: str) -> np.ndarray:
     arr = np.asarray(value, np.float64).reshape(-1)
     if arr.size == padded_channels(channels) and arr.size > channels:
         arr = arr[:channels]  # values for pad_output's channels too (DALI ignores them)
-    if arr.size not in (1, channels):
+    if arr.size == channels:
+        return arr
+    if arr.size != 1:
         raise ValueError(f"argument '{name}' has {arr.size} values for {channels} channels")
-    return np.broadcast_to(arr, (channels,))
+    return np.full(channels, arr[0])
 
 
 def _per_sample_vector(value: Any, n: int, channels: int, name: str) -> np.ndarray:
@@ -125,8 +127,8 @@ def cmn_batch(ins: list, args: dict, ctx: Any) -> np.ndarray:
     region, offsets, raw_fill = _folded_crop(images, layout, args)
     cut = P.cut(images, layout, args, region, offsets)
     c = cut.planes.shape[-1]
-    mirror = cut.repeat(np.broadcast_to(np.asarray(args["mirror"]).reshape(-1), (n,))
-                        .astype(bool))
+    flags = np.asarray(args["mirror"]).reshape(-1)
+    mirror = cut.repeat(flags.astype(bool) if flags.size == n else np.full(n, bool(flags[0])))
     mean = cut.repeat(_per_sample_vector(args["mean"], n, c, "mean"))
     std = cut.repeat(_per_sample_vector(args["std"], n, c, "std"))
     fill = cmn_fill(args, c)

@@ -8,6 +8,7 @@ is normalized through a per-channel lookup table built once per argument set.
 from __future__ import annotations
 
 import functools
+import math
 from typing import Any
 
 import numpy as np
@@ -27,6 +28,14 @@ def window_anchor(pos: np.ndarray, extent: int, crop: int | np.ndarray, rounding
     if rounding == "truncate":
         return np.trunc(start).astype(np.int64)
     return np.copysign(np.floor(np.abs(start) + 0.5), start).astype(np.int64)
+
+
+def anchor_of(pos: float, extent: int, crop: int, rounding: str) -> int:
+    """``window_anchor`` of one window (Python numbers: the same arithmetic, exactly)."""
+    start = float(np.float32(pos)) * (extent - crop)
+    if rounding == "truncate":
+        return math.trunc(start)
+    return int(math.copysign(math.floor(abs(start) + 0.5), start))
 
 
 def trim_window(anchor: np.ndarray, size: int, extent: int) -> tuple[np.ndarray, int]:
