@@ -125,7 +125,7 @@ def test_outputs_are_the_file_bytes_and_an_int32_label_of_shape_1(tmp_path):
 
     @pipeline_def(batch_size=2, num_threads=1, device_id=None)
     def pipe():
-        return fn.readers.file(file_root=str(tmp_path))
+        return tuple(fn.readers.file(file_root=str(tmp_path)))
 
     p = pipe()
     data, labels = p.run()
@@ -176,7 +176,7 @@ def test_large_batches_read_on_the_pool_give_the_same_bytes(tmp_path):
 
     @pipeline_def(batch_size=16, num_threads=4, device_id=None)
     def pipe():
-        return fn.readers.file(file_root=str(tmp_path))
+        return tuple(fn.readers.file(file_root=str(tmp_path)))
 
     p = pipe()
     for _ in range(3):  # the first batch is read serially, the next ones on the pool
@@ -223,7 +223,7 @@ def test_a_million_line_file_list_builds_without_touching_the_files(tmp_path):
 
     @pipeline_def(batch_size=4, num_threads=1, device_id=None)
     def pipe():
-        return fn.readers.file(file_list=str(lst), file_root="/does/not/exist", name="R")
+        return tuple(fn.readers.file(file_list=str(lst), file_root="/does/not/exist", name="R"))
 
     p = pipe()
     p.build()  # measured: DALI neither checks file_root nor opens a listed file here
@@ -264,7 +264,7 @@ def test_reset_does_not_move_the_reader(tmp_path):
 
     @pipeline_def(batch_size=4, num_threads=1, device_id=None)
     def pipe():
-        return fn.readers.file(files=files, labels=list(range(10)))
+        return tuple(fn.readers.file(files=files, labels=list(range(10))))
 
     p = pipe()
     first = p.run()[1].as_array().ravel().tolist()
@@ -323,8 +323,11 @@ def test_reader_meta_and_epoch_size(tmp_path):
     files = ten_files(tmp_path)
 
     @pipeline_def(batch_size=4, num_threads=1, device_id=None)
-    def pipe(**kw):
-        return fn.readers.file(files=files, name="Reader", **kw)
+    def pipe(num_shards=1, shard_id=0, pad_last_batch=False, shuffle_after_epoch=False):
+        # (no **kw: pipeline_def refuses it, as DALI does)
+        return tuple(fn.readers.file(files=files, name="Reader", num_shards=num_shards,
+                                     shard_id=shard_id, pad_last_batch=pad_last_batch,
+                                     shuffle_after_epoch=shuffle_after_epoch))
 
     p = pipe(num_shards=3, shard_id=2, pad_last_batch=True)
     assert p.reader_meta("Reader") == {

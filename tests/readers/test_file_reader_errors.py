@@ -32,8 +32,8 @@ def test_missing_file_root_fails_at_build_naming_it(tmp_path):
     missing = tmp_path / "nope"
 
     @pipeline_def(batch_size=1, num_threads=1, device_id=None)
-    def pipe(**kw):
-        return fn.readers.file(file_root=str(missing), **kw)
+    def pipe(lazy_init=False):
+        return tuple(fn.readers.file(file_root=str(missing), lazy_init=lazy_init))
 
     p = pipe()
     with pytest.raises(FileNotFoundError, match=f"fn.readers.file.*file_root '{missing}' "
