@@ -347,8 +347,10 @@ class _Lane:
                 *rand["random_area"], *rand["random_aspect_ratio"])
         if shorter is not None:
             ints[[L.I_SIZE, L.I_TRUNCATE]] = L.SIZE_SHORTER, cmn.get("rounding") == "truncate"
+            # The positions as the float32 arguments they are (crop.window_anchor).
             floats[[L.F_SHORTER, L.F_POS_Y, L.F_POS_X]] = (
-                shorter, decoders._scalar(cmn["crop_pos_y"]), decoders._scalar(cmn["crop_pos_x"]))
+                shorter, np.float32(decoders._scalar(cmn["crop_pos_y"])),
+                np.float32(decoders._scalar(cmn["crop_pos_x"])))
         kinds = [R.TRIANGULAR if k == R.LINEAR else k for k in (mn, mg)]
         floats[[L.F_MIN_WIDTH, L.F_MAG_WIDTH, L.F_SHIFT]] = (
             R.BASE_WIDTH[mn], R.BASE_WIDTH[mg], norm.shift)

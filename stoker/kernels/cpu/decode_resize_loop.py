@@ -294,9 +294,11 @@ def decode_resize_chw(data, fns, ints, floats, min_table, mag_table, seed, index
 
 @njit(nogil=True, cache=True, inline="always")
 def _anchor(pos, extent, size, truncate):  # pragma: no cover - compiled
-    """``crop.window_anchor`` of one window."""
+    """``crop.window_anchor`` of one window (``pos``: a float32 value, in a float64)."""
     start = pos * (extent - size)
-    return int(math.trunc(start)) if truncate else int(math.floor(start + 0.5))
+    if truncate:
+        return int(math.trunc(start))
+    return int(math.floor(start + 0.5)) if start >= 0 else -int(math.floor(0.5 - start))
 
 
 @njit(nogil=True, cache=True, inline="always")
