@@ -22,6 +22,7 @@ import pytest
 import stoker.fn  # noqa: F401  (registers every operator family)
 from stoker import Pipeline
 from stoker.errors import DeviceError, GraphError
+from stoker.graph.layouts import resolve
 from stoker.operators.layouts import run_layout
 from stoker.operators.registry import REGISTRY, call_op, gpu_backend_available
 from stoker.operators.schema import Example, Input, OpSchema
@@ -170,11 +171,15 @@ def test_outputs_have_predicted_dtype_and_layout(name: str) -> None:
         if predicted is not None and not isinstance(predicted, list | tuple):
             predicted = [predicted] * len(ran.outputs)
         assert len(ran.outputs) == schema.outputs_for(resolved)
+        # The inputs come from sources without a declared layout, whose layout is the data's
+        # (none here): the graph resolves the nodes' layouts with it (graph/layouts.py).
+        op = ran.nodes[0].op
+        at_run = resolve([op], {n: "" for n in op.inputs}) if op.inputs else {}
         for k, (samples, layout, node) in enumerate(
                 zip(ran.outputs, ran.layouts, ran.nodes, strict=True)):
             assert len(samples) == _batch_size(example)
             # The node's layout, or (operators/layouts.py) what its rule says for the samples.
-            assert layout == run_layout(node.layout, samples), \
+            assert layout == run_layout(at_run.get(node, node.layout), samples), \
                 f"{schema.fn_name} output {k}: layout"
             for j, s in enumerate(samples):
                 if predicted is not None:

@@ -29,7 +29,7 @@ FAILED: Any = _Failed()
 
 class BatchContext:
     __slots__ = ("iteration", "first_index", "size", "batch_size", "pipeline", "epoch",
-                 "failures", "dropped", "topup")
+                 "failures", "dropped", "topup", "variant")
 
     def __init__(self, iteration: int, first_index: int, batch_size: int, pipeline: Any,
                  epoch: int = 0):
@@ -46,13 +46,16 @@ class BatchContext:
         self.failures: dict[int, str] | None = None
         self.dropped: list[tuple[str, str]] | None = None
         self.topup = False
+        # The instances and layouts this batch runs with (executor/variants.py), set when
+        # its sources have given their data.
+        self.variant: Any = None
 
     def detached(self) -> BatchContext:
         """A copy without the pipeline, for work that may outlive the producer's hold."""
         copy = BatchContext(self.iteration, self.first_index, self.batch_size, None,
                             self.epoch)
-        copy.size, copy.failures, copy.dropped, copy.topup = (
-            self.size, self.failures, self.dropped, self.topup)
+        copy.size, copy.failures, copy.dropped, copy.topup, copy.variant = (
+            self.size, self.failures, self.dropped, self.topup, self.variant)
         return copy
 
     def fail(self, row: int, reason: str) -> bool:

@@ -17,6 +17,7 @@ import numpy as np
 from stoker.errors import SampleError, StokerError
 from stoker.executor.context import BatchContext, ChunkContext
 from stoker.executor.pool import WorkerPool
+from stoker.executor.variants import Variants
 from stoker.graph.compile import Plan, Stage
 from stoker.graph.node import DataNode, OpNode
 from stoker.kernels.cpu.rng import derive_seed
@@ -68,9 +69,12 @@ class Deferred:
 
 class Executor:
     def __init__(self, plan: Plan, instances: dict[OpNode, Any], num_threads: int, name: str,
-                 device_id: int | None = None):
+                 device_id: int | None = None, make_instance: Any = None):
         self.plan = plan
         self.instances = instances
+        # Operators reading a layout that a source gives at run time get their instances
+        # per batch layouts (variants.py; make_instance makes them).
+        self.variants = Variants(plan.ops, instances, make_instance)
         self.gpu: Any = None  # runs the plan's GPU part (stoker/executor/gpu.py)
         if plan.has_gpu:  # first: a failure here must not leave the pool's threads behind
             from stoker.executor.gpu import GpuRunner
@@ -101,7 +105,7 @@ class Executor:
     def close(self) -> None:
         self.pool.close()
         # Operator instances may own threads too (external_source with parallel=True).
-        for inst in self.instances.values():
+        for inst in self.variants.all_instances():
             close = getattr(inst, "close", None)
             if close is not None:
                 close()
@@ -124,22 +128,26 @@ class Executor:
             return run_skipping(self, bctx)
         values, infos = self.run_stages(bctx, defer=self.defer)
         finish = values.pop(_PENDING, None)
+        variant = bctx.variant
         if finish is None:
-            return self.tensor_lists(values, infos)
+            return self.tensor_lists(values, infos, variant=variant)
 
         def outputs() -> list[TensorList]:
             finish()
-            return self.tensor_lists(values, infos)
+            return self.tensor_lists(values, infos, variant=variant)
 
         return Deferred(outputs)
 
-    def tensor_lists(self, values: dict, infos: dict, event: Any = None) -> list[TensorList]:
+    def tensor_lists(self, values: dict, infos: dict, event: Any = None,
+                     variant: Any = None) -> list[TensorList]:
+        """The outputs; ``variant`` (the batch's) holds the layouts its sources gave."""
+        variant = variant or self.variants.base
         outputs = []
         for node in self.plan.outputs:
             src = self.plan.info_from.get(node)
             info = infos.get(src) if src is not None else None
             # Mostly the node's layout; some depend on the samples' rank (operators/layouts).
-            layout = run_layout(node.layout, values[node])
+            layout = run_layout(variant.layout(node), values[node])
             if node.device == "gpu":
                 outputs.append(TensorListGPU(values[node], layout=layout, source_info=info,
                                              event=event))
@@ -170,7 +178,7 @@ class Executor:
         if self.profiler is not None:
             self.profiler.record("(gpu part)", "batch", part.bctx.iteration, start,
                                  perf_counter())
-        outputs = self.tensor_lists(values, part.infos, event)
+        outputs = self.tensor_lists(values, part.infos, event, part.bctx.variant)
         if part.skip is not None:
             from stoker.executor.skipping import with_record
 
@@ -187,6 +195,8 @@ class Executor:
         values: dict[DataNode, Value] = {}
         infos: dict[DataNode, list[str] | None] = {}
         n = None
+        instances = self.instances  # the sources' (the same in every variant)
+        bctx.variant = self.variants.base
         # The GPU part, if any, is run_gpu_part's.
         for stage in self.plan.stages[:self.plan.gpu_from]:
             if stage.kind == "source":
@@ -196,14 +206,14 @@ class Executor:
                 failure: Exception | None = None
                 ops = stage.ops
                 if bctx.failures is not None:  # on_error="skip": readers may give fewer
-                    ops = sorted(ops, key=lambda op: not hasattr(self.instances[op],
+                    ops = sorted(ops, key=lambda op: not hasattr(instances[op],
                                                                  "reader_meta"))
                 for op in ops:
                     if bctx.failures is not None and n is not None:
                         bctx.batch_size = n  # the other sources give as many
                     start = perf_counter()
                     try:
-                        outs, info = self.instances[op].next_batch(bctx)
+                        outs, info = instances[op].next_batch(bctx)
                     except StopIteration:
                         raise
                     except Exception as e:
@@ -227,6 +237,7 @@ class Executor:
                 if failure is not None:
                     raise failure
                 bctx.size = bctx.batch_size if n is None else n
+                bctx.variant = self.variants.select(instances)
                 continue
             if n is None:
                 n = bctx.batch_size
@@ -248,7 +259,7 @@ class Executor:
     def _run_batch_stage(self, stage: Stage, values: dict, infos: dict,
                          bctx: BatchContext) -> None:
         for op in stage.ops:
-            inst = self.instances[op]
+            inst = bctx.variant.instances[op]
             ins = [values[x] for x in op.inputs]
             argv = {k: values[x] for k, x in op.arg_nodes.items()}
             start = perf_counter()
@@ -280,8 +291,10 @@ class Executor:
     # at two threads (the producer's last chunk, then the next batch's reading and draws).
     LEFT_TO_WORKERS = 2
 
-    def _chunks(self, stage: Stage, n: int, deferrable: bool = False) -> list[tuple[int, int]]:
-        dense = all(self.instances[op].vectorized for op in stage.ops)
+    def _chunks(self, stage: Stage, n: int, deferrable: bool = False,
+                instances: dict | None = None) -> list[tuple[int, int]]:
+        instances = instances or self.instances
+        dense = all(instances[op].vectorized for op in stage.ops)
         most = self.num_threads if dense else 4 * self.num_threads
         per_sample = self._cost.get(id(stage))
         if deferrable and per_sample is not None and per_sample * n < self.WHOLE_BATCH_SECONDS:
@@ -320,7 +333,8 @@ class Executor:
             for node in stage.live_out:
                 values[node] = []
             return None
-        chunks = self._chunks(stage, n, defer and self.num_threads > 1)
+        instances = bctx.variant.instances
+        chunks = self._chunks(stage, n, defer and self.num_threads > 1, instances)
         plan = self.plan
         seeds = self.seeds(bctx.epoch)
         infos_by_node = {
@@ -337,7 +351,7 @@ class Executor:
                 ctx = ChunkContext(bctx, seeds[op], lo, hi,
                                    info[lo:hi] if info is not None else None)
                 start = perf_counter()
-                outs = self.instances[op].run_chunk(ins, argv, ctx)
+                outs = instances[op].run_chunk(ins, argv, ctx)
                 if profiler is not None:
                     profiler.record(op.schema.name, "sample", bctx.iteration, start,
                                     perf_counter())

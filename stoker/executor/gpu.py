@@ -181,7 +181,7 @@ class GpuRunner:
         ctx = GpuContext(bctx, ex.seeds(bctx.epoch)[op], n, info, self.device, ex.pool)
         start = perf_counter()
         try:
-            outs = ex.instances[op].run(ins, argv, ctx)
+            outs = bctx.variant.instances[op].run(ins, argv, ctx)
         except SampleFailure as e:
             raise sample_error(op, ctx.sample(e.index), e.cause) from e.cause
         except StokerError:

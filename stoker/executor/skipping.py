@@ -131,6 +131,7 @@ def run_skipping(ex: Any, bctx: BatchContext) -> Any:
         rows = rnd.rows  # set by run(): its compact() runs last
         offsets.append(consumed + rows)
         parts.append((values, infos))
+        bctx.variant = sub.variant  # the layouts its sources gave (executor/variants.py)
         consumed += n
         got += len(rows)
         if got >= want or not can_top_up or n == 0 or not rnd.failed:
@@ -147,7 +148,8 @@ def run_skipping(ex: Any, bctx: BatchContext) -> Any:
         part = PartialBatch(values, infos, len(record.offsets), bctx.detached())
         part.skip = record
         return part
-    return with_record(ex.tensor_lists(*_merge(ex, parts, ex.plan.outputs)), record)
+    return with_record(ex.tensor_lists(*_merge(ex, parts, ex.plan.outputs),
+                                       variant=bctx.variant), record)
 
 
 def with_record(outputs: list, record: Batch) -> Batch:

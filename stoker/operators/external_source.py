@@ -23,20 +23,21 @@ import numpy as np
 from stoker import types
 from stoker.errors import ArgumentError, ArgumentTypeError, SampleError
 from stoker.executor.context import FAILED
+from stoker.graph.layouts import Pending
 from stoker.graph.node import OpNode
+from stoker.operators.external_data import (
+    Converted,
+    OutputLayout,
+    check_layout_arg,
+    convert,
+    first_values,
+    holds,
+    layout_fits,
+)
 from stoker.operators.registry import register
 from stoker.operators.schema import Arg, Example, OpSchema
 
 _CYCLE = {None: "no", False: "no", "no": "no", True: "quiet", "quiet": "quiet", "raise": "raise"}
-
-
-def _to_array(x: Any, copy: bool) -> np.ndarray:
-    if hasattr(x, "numpy") and hasattr(x, "detach"):  # torch tensors
-        x = x.detach().cpu().numpy()
-    arr = np.array(x, copy=True) if copy else np.asarray(x)
-    if arr.dtype.kind == "O":
-        raise TypeError(f"cannot convert {type(x).__name__} to a numeric array")
-    return arr
 
 
 class ExternalSource:
@@ -49,7 +50,13 @@ class ExternalSource:
         self.num_outputs = a.get("num_outputs")
         self.batch = a.get("batch", True)
         self.cycle = _CYCLE[a.get("cycle")]
-        self.layout = a.get("layout") or None
+        layout = a.get("layout")
+        n_out = self.num_outputs or 1
+        declared = list(layout) if isinstance(layout, list | tuple) else [layout] * n_out
+        self.layouts = [OutputLayout(d) for d in declared]
+        # The layout of each output for the batch just made (the executor reads it).
+        self.batch_layouts = [d or "" for d in declared]
+        self.given: str | None = None  # the layout feed_input gave the batch being made
         dtype = a.get("dtype")
         self.dtype = ([types.to_dali(d) for d in dtype] if isinstance(dtype, list | tuple)
                       else None if dtype is None else types.to_dali(dtype))
@@ -94,9 +101,17 @@ class ExternalSource:
 
     # -- producing -------------------------------------------------------------------------
     def feed(self, data: Any, layout: str | None) -> None:
+        """Takes a batch from feed_input, on the caller's thread: converted (copied, unless
+        no_copy) and checked now, as DALI does, so the caller may reuse its buffers."""
         if self.kind != "feed":
             raise ArgumentError(f"{self.op.describe()}: feed_input is only for an "
                                 "external_source without a source")
+        layout = check_layout_arg(layout, f"feed_input({self.op.name!r})")
+        if self.num_outputs is None:
+            data = self._convert(data)
+            why = layout_fits(layout, data.ndim)
+            if why is not None:
+                raise self._error(f"feed_input: {why}")
         self.fed.append((data, layout))
 
     def _next_raw(self, bctx: Any) -> Any:
@@ -105,9 +120,7 @@ class ExternalSource:
             if not self.fed:
                 raise ArgumentError(f"{self.op.describe()}: no data was fed; call "
                                     f"pipe.feed_input({self.op.name!r}, batch) before run()")
-            data, layout = self.fed.popleft()
-            if layout:
-                self.layout = layout
+            data, self.given = self.fed.popleft()
             return data
         if kind == "callable":
             if not self.batch:
@@ -223,18 +236,28 @@ class ExternalSource:
                 self.iteration += 1
         if not bctx.topup:
             self.iteration += 1
-        return self._outputs(raw)
+        try:
+            return self._outputs(raw)
+        finally:
+            self.given = None
 
     def _outputs(self, raw: Any) -> tuple[list, None]:
-        if self.num_outputs is None:
+        n = self.num_outputs
+        if n is None:
             return [self._batch(raw, 0)], None
-        if not self.batch:
-            raw = self._per_output(raw)
-        if not isinstance(raw, tuple | list) or len(raw) != self.num_outputs:
-            raise SampleError(f"{self.op.describe()}: num_outputs={self.num_outputs}, so the "
-                              f"source must return {self.num_outputs} batches, got "
-                              f"{type(raw).__name__}", op="fn.external_source", where=self.op.where)
-        return [self._batch(r, k) for k, r in enumerate(raw)], None
+        if self.batch:
+            parts = first_values(raw, n)
+            if parts is None:
+                raise self._error(f"num_outputs={n}, so the source must return {n} batches "
+                                  f"(a tuple or list, one per output), got {holds(raw)}")
+        else:
+            parts = self._per_output(raw)
+        batches = [self._batch(part, k) for k, part in enumerate(parts)]
+        sizes = [len(b) for b in batches]
+        if len(set(sizes)) > 1:  # DALI: a RuntimeError at run time too
+            raise self._error(f"the outputs of one source must have as many samples each, got "
+                              f"{sizes}")
+        return batches, None
 
     def _per_output(self, samples: list) -> list[list]:
         """Per-sample mode with num_outputs: each call gave one sample per output (a tuple,
@@ -243,69 +266,47 @@ class ExternalSource:
         n = self.num_outputs
         outs: list[list] = [[] for _ in range(n)]
         for i, sample in enumerate(samples):
-            if sample is FAILED:  # on_error="skip": the row fails in every output
-                for out in outs:
-                    out.append(FAILED)
-                continue
-            if isinstance(sample, tuple | list):
-                count = len(sample)
-            else:  # an array (numpy, torch): its first axis; a scalar has none
-                count = len(sample) if np.ndim(sample) else None
-            if count != n:
-                got = type(sample).__name__ if count is None else f"{count} values"
-                raise SampleError(f"{self.op.describe()}: num_outputs={n}, so each sample the "
-                                  f"source returns must hold {n} values (one per output), got "
-                                  f"{got} for sample {i} of the batch",
-                                  op="fn.external_source", where=self.op.where)
-            for out, value in zip(outs, sample, strict=True):
+            values = [FAILED] * n if sample is FAILED else first_values(sample, n)
+            if values is None:
+                raise self._error(f"num_outputs={n}, so each sample the source returns must "
+                                  f"hold {n} values (one per output), got {holds(sample)} for "
+                                  f"sample {i} of the batch")
+            for out, value in zip(outs, values, strict=True):
                 out.append(value)
         return outs
 
-    def _batch(self, raw: Any, k: int) -> Any:
-        where = f"{self.op.describe()}"
+    def _error(self, message: str) -> SampleError:
+        return SampleError(f"{self.op.describe()}: {message}", op="fn.external_source",
+                           where=self.op.where)
+
+    def _convert(self, raw: Any) -> Converted:
         try:
-            if isinstance(raw, np.ndarray) or (hasattr(raw, "__array__") and
-                                                not isinstance(raw, list | tuple)):
-                value: Any = _to_array(raw, self.copy)
-                if value.ndim == 0:
-                    raise TypeError("a batch must have a leading sample axis, got a scalar")
-                samples_dtype, sample_ndim = value.dtype, value.ndim - 1
-            else:
-                value = [s if s is FAILED else _to_array(s, self.copy) for s in raw]
-                present = [s for s in value if s is not FAILED]  # on_error="skip"
-                if not present:
-                    return value
-                samples_dtype, sample_ndim = present[0].dtype, present[0].ndim
-                for s in present:
-                    if s.dtype != samples_dtype:
-                        raise TypeError(f"samples of one batch have different types "
-                                        f"({samples_dtype} and {s.dtype})")
-                    if s.ndim != sample_ndim:
-                        raise TypeError(f"samples of one batch have different dimensions "
-                                        f"({sample_ndim} and {s.ndim})")
-        except TypeError as e:
-            raise SampleError(f"{where}: bad batch from the source: {e}",
-                              op="fn.external_source", where=self.op.where) from e
-        if self.batch_size and len(value) > self.batch_size:
-            raise SampleError(f"{where}: the source returned {len(value)} samples, more than "
-                              f"the pipeline's batch_size={self.batch_size}",
-                              op="fn.external_source", where=self.op.where)
-        layout = self.layout[k] if isinstance(self.layout, list | tuple) else self.layout
-        if layout and len(layout) != sample_ndim:
-            raise SampleError(f"{where}: layout {layout!r} does not describe "
-                              f"{sample_ndim}-dimensional samples", op="fn.external_source",
-                              where=self.op.where)
-        dtype = self.dtype[k] if isinstance(self.dtype, list) else self.dtype
-        if dtype is not None and types.to_dali(samples_dtype) != dtype:
-            raise SampleError(f"{where}: the source gave {types.to_dali(samples_dtype).name} "
-                              f"data, but dtype={types.DALIDataType(dtype).name} was declared",
-                              op="fn.external_source", where=self.op.where)
-        ndim = self.ndim[k] if isinstance(self.ndim, list) else self.ndim
-        if ndim is not None and sample_ndim != ndim:
-            raise SampleError(f"{where}: the source gave {sample_ndim}-dimensional samples, "
-                              f"but ndim={ndim} was declared", op="fn.external_source",
-                              where=self.op.where)
-        return value
+            data = convert(raw, self.copy)
+        except (TypeError, ValueError) as e:
+            raise self._error(f"bad batch from the source: {e}") from e
+        if self.batch_size and len(data.value) > self.batch_size:
+            raise self._error(f"the source returned {len(data.value)} samples, more than the "
+                              f"pipeline's batch_size={self.batch_size}")
+        return data
+
+    def _batch(self, raw: Any, k: int) -> Any:
+        data = raw if isinstance(raw, Converted) else self._convert(raw)
+        given = self.given or data.layout
+        layout, why = self.layouts[k].of_batch(given)
+        why = why or layout_fits(layout, data.ndim)
+        if why is not None:
+            raise self._error(why)
+        if data.dtype is not None:
+            dtype = self.dtype[k] if isinstance(self.dtype, list) else self.dtype
+            if dtype is not None and types.to_dali(data.dtype) != dtype:
+                raise self._error(f"the source gave {types.to_dali(data.dtype).name} data, "
+                                  f"but dtype={types.DALIDataType(dtype).name} was declared")
+            ndim = self.ndim[k] if isinstance(self.ndim, list) else self.ndim
+            if ndim is not None and data.ndim != ndim:
+                raise self._error(f"the source gave {data.ndim}-dimensional samples, but "
+                                  f"ndim={ndim} was declared")
+        self.batch_layouts[k] = layout
+        return data.value
 
     def reset(self) -> None:
         """A new epoch: counters restart. Only cycle='raise' rewinds an exhausted iterable;
@@ -403,9 +404,9 @@ def _check(args: dict) -> None:
 def _layout(in_layouts: list, args: dict) -> Any:
     layout = args.get("layout")
     n = args.get("num_outputs") or 1
-    if isinstance(layout, list | tuple):
-        return list(layout)
-    return [layout or ""] * n
+    layouts = list(layout) if isinstance(layout, list | tuple) else [layout] * n
+    # Without a declared layout, each batch's comes with the data (stoker/graph/layouts.py).
+    return [layout or Pending("") for layout in layouts]
 
 
 SCHEMA = register(OpSchema(

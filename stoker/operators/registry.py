@@ -208,14 +208,10 @@ def _as_node(schema: OpSchema, i: int, value: Any) -> DataNode:
 
 
 def _output_layouts(schema: OpSchema, inputs: list[DataNode], args: dict, n: int) -> list:
-    in_layouts = [node.layout for node in inputs]
-    if schema.layout is not None:
-        out = schema.layout(in_layouts, args)
-    else:
-        out = in_layouts[0] if in_layouts else args.get("layout", "") or ""
-    if not isinstance(out, list | tuple):
-        out = [out] * n
-    return list(out)
+    # Layouts that a source decides at run time are resolved then (stoker/graph/layouts.py).
+    from stoker.graph.layouts import output_layouts
+
+    return output_layouts(schema, inputs, args, n)
 
 
 # -- the generated fn namespace ---------------------------------------------------------------

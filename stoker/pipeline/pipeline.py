@@ -21,6 +21,7 @@ from stoker.executor.gpu import GpuOp
 from stoker.executor.heap import release_free_memory, settle_allocator
 from stoker.executor.prefetch import Prefetcher
 from stoker.graph.compile import compile_plan
+from stoker.graph.layouts import is_pending
 from stoker.graph.node import DataNode, OpNode, current_pipeline, pipeline_stack
 from stoker.operators.base import SampleOp
 from stoker.pipeline.checkpoint import Tracker, check_graph, decode, encode, warn_unsaved_sources
@@ -211,11 +212,19 @@ class Pipeline:
                                  "pipeline was created with device_id=None (CPU only)")
         instances = {}
         for op in plan.ops:
-            make = GpuOp if op.device in ("gpu", "mixed") else op.schema.instance or SampleOp
-            instances[op] = make(op, self)
+            try:
+                instances[op] = _instance(op, self)
+            except Exception:
+                # An operator reading a layout that its source gives at run time is made
+                # again when the layout is known (executor/variants.py): what it refuses
+                # with the empty layout may be fine with the fed one (DALI checks at run).
+                if not is_pending(op):
+                    raise
         self._instances = instances
+        me = weakref.ref(self)  # (threads must not keep the pipeline alive)
         executor = Executor(plan, instances, self._num_threads, name=f"stoker-{id(self):x}",
-                            device_id=self._device_id)
+                            device_id=self._device_id,
+                            make_instance=lambda op: _instance(op, me()))
         executor.defer = self._async and not plan.has_gpu and self._on_error == "raise"
         # Threads must not keep the pipeline alive, or garbage collection could not close it.
         ref = weakref.ref(self)
@@ -491,6 +500,12 @@ class Pipeline:
     @property
     def closed(self) -> bool:
         return self._closed
+
+
+def _instance(op: OpNode, pipe: Pipeline | None) -> Any:
+    """An operator's instance: its schema's, the GPU runner's, or the default one."""
+    make = GpuOp if op.device in ("gpu", "mixed") else op.schema.instance or SampleOp
+    return make(op, pipe)
 
 
 def _checked(declarations: dict, outputs: Any) -> tuple:

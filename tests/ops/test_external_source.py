@@ -170,7 +170,7 @@ def test_batch_larger_than_batch_size_is_an_error():
 @pytest.mark.parametrize("kwargs,data,message", [
     ({"dtype": types.FLOAT}, np.zeros((2, 3), np.uint8), "gave UINT8 data, but dtype=FLOAT"),
     ({"ndim": 2}, np.zeros((2, 3, 4, 5), np.uint8), "gave 3-dimensional samples, but ndim=2"),
-    ({"layout": "HW"}, np.zeros((2, 3, 4, 5), np.uint8), "layout 'HW' does not describe "
+    ({"layout": "HW"}, np.zeros((2, 3, 4, 5), np.uint8), "layout 'HW' cannot describe "
                                                          "3-dimensional samples"),
 ])
 def test_declared_type_ndim_and_layout_are_checked(kwargs, data, message):
@@ -328,7 +328,7 @@ def test_per_sample_generator_with_three_outputs():
     assert str(c.dtype) == "FLOAT"
 
 
-@pytest.mark.parametrize("value, got", [((np.zeros(1),) * 3, "3 values"), (7, "int")])
+@pytest.mark.parametrize("value, got", [((np.zeros(1),), "1 value"), (7, "int")])
 def test_per_sample_source_with_the_wrong_count_names_it(value, got):
     pipe = _pipe(lambda: tuple(fn.external_source(source=lambda info: value, num_outputs=2,
                                                   batch=False)))

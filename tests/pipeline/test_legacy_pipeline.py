@@ -160,6 +160,7 @@ def test_legacy_subclass_builds_runs_and_feeds_per_iteration():
     pipe.build()
     for it in range(3):
         flipped, labels = pipe.run()
+        assert flipped.layout() == "HWC"  # fed with feed_input(..., layout="HWC")
         for k in range(3):
             src = images[(3 * it + k) % 5]
             np.testing.assert_array_equal(flipped.at(k), src[:, ::-1])

@@ -1,0 +1,152 @@
+"""What ``fn.external_source`` takes as a batch, and the layout each batch comes with.
+
+A batch may be a list or tuple of samples (numpy arrays, torch tensors, ``TensorCPU``,
+numbers), one array with the sample axis first (numpy, torch), or a ``TensorList`` (dense
+or ragged: another pipeline's output), as DALI 2.4 takes them; ``convert`` turns it into
+what the executor carries (a dense array or a list of arrays) and checks what DALI checks
+when data arrives. ``OutputLayout`` applies DALI's rules for the layout: a declared
+``layout=`` must match what is fed; without one, the first non-empty layout fed (by
+``feed_input(..., layout=)`` or with a ``TensorList``) becomes the source's for good.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from stoker.errors import ArgumentTypeError
+from stoker.executor.context import FAILED
+
+
+class Converted(NamedTuple):
+    value: Any  # a dense array (sample axis first) or a list of arrays
+    dtype: np.dtype | None  # the samples' type; None for an empty batch
+    ndim: int | None  # the samples' number of dimensions; None for an empty batch
+    layout: str  # the layout the data carried (a TensorList's), else ""
+
+
+def to_array(x: Any, copy: bool) -> np.ndarray:
+    if hasattr(x, "numpy") and hasattr(x, "detach"):  # torch tensors
+        x = x.detach().cpu().numpy()
+    arr = np.array(x, copy=True) if copy else np.asarray(x)
+    if arr.dtype.kind in "OUS":
+        raise TypeError(f"cannot convert {type(x).__name__} to a numeric array")
+    return arr
+
+
+def is_tensor_list(x: Any) -> bool:
+    """A batch object such as stoker's or DALI's TensorListCPU (samples, a layout)."""
+    return callable(getattr(x, "layout", None)) and hasattr(x, "at") and hasattr(x, "__len__") \
+        and not isinstance(x, np.ndarray)
+
+
+def sample_layout(x: Any) -> str:
+    layout = getattr(x, "layout", None)
+    return (layout() or "") if callable(layout) else ""
+
+
+def convert(raw: Any, copy: bool) -> Converted:
+    """The batch as the executor carries it; TypeError says what is wrong with it."""
+    if is_tensor_list(raw):
+        layout = raw.layout() or ""
+        if raw.is_dense_tensor() and len(raw):
+            value: Any = to_array(raw.as_array(), copy)
+        else:
+            value = [to_array(raw.at(i), copy) for i in range(len(raw))]
+            if not value:
+                return Converted(value, None, None, layout)
+        return _checked(value, layout)
+    if isinstance(raw, np.ndarray) or (hasattr(raw, "__array__") and
+                                       not isinstance(raw, list | tuple)):
+        value = to_array(raw, copy)
+        if value.ndim == 0:
+            raise TypeError("a batch must have a leading sample axis, got a scalar")
+        return Converted(value, value.dtype, value.ndim - 1, "")
+    if not isinstance(raw, list | tuple):
+        raise TypeError(f"a batch must be a list of samples, an array or a TensorList, got "
+                        f"{type(raw).__name__}")
+    layouts = {sample_layout(s) for s in raw if s is not FAILED} - {""}
+    if len(layouts) > 1:
+        raise TypeError(f"samples of one batch have different layouts ({sorted(layouts)})")
+    value = [s if s is FAILED else to_array(s, copy) for s in raw]
+    return _checked(value, layouts.pop() if layouts else "")
+
+
+def _checked(value: Any, layout: str) -> Converted:
+    if isinstance(value, np.ndarray):
+        return Converted(value, value.dtype, value.ndim - 1, layout)
+    present = [s for s in value if s is not FAILED]  # on_error="skip"
+    if not present:
+        return Converted(value, None, None, layout)
+    dtype, ndim = present[0].dtype, present[0].ndim
+    for s in present:
+        if s.dtype != dtype:
+            raise TypeError(f"samples of one batch have different types ({dtype} and "
+                            f"{s.dtype})")
+        if s.ndim != ndim:
+            raise TypeError(f"samples of one batch have different dimensions ({ndim} and "
+                            f"{s.ndim})")
+    return Converted(value, dtype, ndim, layout)
+
+
+def first_values(x: Any, n: int) -> list | None:
+    """The first ``n`` values of what a source returned, one per output: the items of a
+    tuple or list, or an array's first axis; DALI takes the first ``num_outputs`` of a
+    longer one. None when ``x`` holds fewer (or is a scalar)."""
+    if isinstance(x, tuple | list) or (hasattr(x, "__len__") and getattr(x, "ndim", 1) != 0):
+        if len(x) >= n:
+            return [x[k] for k in range(n)]
+    return None
+
+
+def holds(x: Any) -> str:
+    """What a value holds, for messages: "3 values", or its type when it is a scalar."""
+    if isinstance(x, tuple | list) or (hasattr(x, "__len__") and getattr(x, "ndim", 1) != 0):
+        return f"{len(x)} value{'' if len(x) == 1 else 's'}"
+    return type(x).__name__
+
+
+def check_layout_arg(layout: Any, what: str) -> str:
+    """``feed_input``'s ``layout``: a string or None (DALI raises TypeError otherwise)."""
+    if layout is None:
+        return ""
+    if not isinstance(layout, str):
+        raise ArgumentTypeError(f"{what}: argument 'layout' must be a string such as 'HWC', "
+                                f"got {layout!r} of type {type(layout).__name__}")
+    return layout
+
+
+def layout_fits(layout: str, ndim: int | None) -> str | None:
+    """Why ``layout`` cannot describe samples of ``ndim`` dimensions (None when it can)."""
+    if layout and ndim is not None and len(layout) != ndim:
+        return f"the layout {layout!r} cannot describe {ndim}-dimensional samples"
+    return None
+
+
+class OutputLayout:
+    """The layout of one output of a source, batch by batch, by DALI 2.4's rules (measured):
+    a declared layout is every batch's, and data fed with another is an error; without
+    one, a batch has the layout it came with, and once a non-empty layout came, every
+    later batch must come with that same one."""
+
+    __slots__ = ("declared", "locked")
+
+    def __init__(self, declared: str | None):
+        self.declared = declared or ""
+        self.locked = ""
+
+    def of_batch(self, given: str) -> tuple[str, str | None]:
+        """(the batch's layout, why it is refused or None)."""
+        if self.declared:
+            if given and given != self.declared:
+                return "", (f"the source was declared with layout={self.declared!r}, but "
+                            f"the data came with layout {given!r}")
+            return self.declared, None
+        if self.locked and given != self.locked:
+            return "", (f"the layout of the data changed from {self.locked!r} to {given!r}; "
+                        "once a source's data came with a layout, every batch must come with "
+                        "it (as in DALI)")
+        if given:
+            self.locked = given
+        return given, None
