@@ -334,3 +334,24 @@ def test_per_sample_source_with_the_wrong_count_names_it(value, got):
                                                   batch=False)))
     with pytest.raises(SampleError, match=f"num_outputs=2.*got {got} for sample 0"):
         pipe.run()
+
+
+def test_feed_input_copies_the_data_at_the_call_like_dali():
+    # DALI 2.4: changing the fed arrays after feed_input changes nothing (copied there).
+    pipe = _pipe(lambda: fn.external_source(name="x"))
+    dense = np.zeros((2, 3), np.int32)
+    pipe.feed_input("x", dense)
+    dense[:] = 7
+    samples = [np.zeros(3, np.int32), np.ones(2, np.int32)]
+    pipe.feed_input("x", samples)
+    samples[0][:] = 9
+    assert np.asarray(pipe.run()[0].as_array()).tolist() == [[0, 0, 0], [0, 0, 0]]
+    assert [np.asarray(s).tolist() for s in pipe.run()[0]] == [[0, 0, 0], [1, 1]]
+
+
+def test_feed_input_refuses_bad_data_at_the_call():
+    pipe = _pipe(lambda: fn.external_source(name="x"))
+    with pytest.raises(RuntimeError, match="different types"):  # DALI: at feed_input too
+        pipe.feed_input("x", [np.zeros(2, np.uint8), np.zeros(2, np.int32)])
+    with pytest.raises(RuntimeError, match="more than the pipeline's batch_size=2"):
+        pipe.feed_input("x", [np.zeros(2, np.uint8)] * 3)
