@@ -9,7 +9,7 @@ import threading
 import numpy as np
 import pytest
 
-from stoker import Pipeline, fn
+from stoker import Pipeline, fn, ops
 
 
 class Counting(Pipeline):
@@ -167,3 +167,39 @@ def test_legacy_subclass_builds_runs_and_feeds_per_iteration():
         np.testing.assert_array_equal(np.asarray(labels.as_array()),
                                       np.arange(3 * it, 3 * it + 3))
     pipe.close()
+
+
+class LegacyOps(Pipeline):
+    """The same pattern with DALI's operator classes, and operators that need the layout fed
+    in iter_setup (pad by axis name, then a transpose that names its output axes)."""
+
+    def __init__(self):
+        super().__init__(2, 1, None, seed=3)
+        self.input = ops.ExternalSource()
+        self.pad = ops.Pad(axis_names="C", shape=[4], fill_value=9)
+        self.transpose = ops.Transpose(perm=[2, 0, 1])
+        self.k = 0
+
+    def define_graph(self):
+        self.images = self.input()
+        return self.transpose(self.pad(self.images))
+
+    def iter_setup(self):
+        self.k += 1
+        img = np.arange(18, dtype=np.uint8).reshape(2, 3, 3) + self.k
+        self.feed_input(self.images, [img, img[:1]], layout="HWC")
+
+
+def test_legacy_ops_subclass_with_layout_dependent_operators_matches_dali():
+    pipe = LegacyOps()
+    pipe.build()
+    for k in (1, 2):
+        (out,) = pipe.run()
+        assert out.layout() == "CHW"
+        img = np.arange(18, dtype=np.uint8).reshape(2, 3, 3) + k
+        for got, src in zip(out, (img, img[:1]), strict=True):
+            padded = np.concatenate([src, np.full(src.shape[:2] + (1,), 9, np.uint8)], axis=2)
+            np.testing.assert_array_equal(np.asarray(got), padded.transpose(2, 0, 1))
+    pipe.close()
+    # The same class on DALI 2.4 (nvidia.dali's ops and Pipeline) gives these two batches,
+    # values and layout alike.
