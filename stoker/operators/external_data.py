@@ -66,10 +66,19 @@ def convert(raw: Any, copy: bool) -> Converted:
     if not isinstance(raw, list | tuple):
         raise TypeError(f"a batch must be a list of samples, an array or a TensorList, got "
                         f"{type(raw).__name__}")
-    layouts = {sample_layout(s) for s in raw if s is not FAILED} - {""}
+    value = []
+    layouts = set()  # of samples that carry one (TensorCPU); numpy arrays carry none
+    for sample in raw:
+        if type(sample) is np.ndarray:  # the common case: no more Python than the copy
+            value.append(np.array(sample, copy=True) if copy else sample)
+        elif sample is FAILED:
+            value.append(sample)
+        else:
+            layouts.add(sample_layout(sample))
+            value.append(to_array(sample, copy))
+    layouts.discard("")
     if len(layouts) > 1:
         raise TypeError(f"samples of one batch have different layouts ({sorted(layouts)})")
-    value = [s if s is FAILED else to_array(s, copy) for s in raw]
     return _checked(value, layouts.pop() if layouts else "")
 
 
@@ -80,6 +89,8 @@ def _checked(value: Any, layout: str) -> Converted:
     if not present:
         return Converted(value, None, None, layout)
     dtype, ndim = present[0].dtype, present[0].ndim
+    if dtype.kind in "OUS":  # every sample has this type, or is refused below
+        raise TypeError(f"samples must be numeric arrays, got {dtype} data")
     for s in present:
         if s.dtype != dtype:
             raise TypeError(f"samples of one batch have different types ({dtype} and "
