@@ -103,11 +103,6 @@ KNOWN_GAPS = [
     *((op, ("resize_z",), ("node",), "stoker refuses a per-sample resize_z (no volumetric "
                                      "resize yet); DALI ignores it for 2-D input")
       for op in ("resize", "resize_crop_mirror")),
-    ("reshape", ("shape", "rel_shape"), ("none",),
-     "no reshaping argument at all: DALI refuses it at build; stoker at run, once the "
-     "sources' layouts are known (graph/layouts.py), since a layout could still come"),
-    ("reinterpret", ("dtype", "rel_shape", "src_dims"), ("none",),
-     "as for reshape, and the error is a ValueError where DALI's is a RuntimeError"),
     ("reinterpret", ("src_dims",), FLAT,
      "DALI refuses a per-sample src_dims at build; stoker takes it"),
     ("squeeze", ("axes",), FLAT, "DALI refuses per-sample axes at build; stoker takes an "

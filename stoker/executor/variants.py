@@ -66,7 +66,7 @@ class Variants:
             return Variant(self.base.instances, fed, (e.op, e.cause, fed))
         instances = dict(self.base.instances)
         for op in self.pending:
-            if op in instances and all(layouts.get(n, n.layout) == n.layout
+            if op in instances and all(_as_assumed(layouts.get(n), n)
                                        for n in (*op.inputs, *op.outputs)):
                 continue  # the layouts the graph assumed: the instance made at build fits
             try:
@@ -81,6 +81,12 @@ class Variants:
         for variant in self._by_key.values():
             seen.update((id(i), i) for i in variant.instances.values())
         return list(seen.values())
+
+
+def _as_assumed(resolved: str | None, node: DataNode) -> bool:
+    """Whether a resolved layout is the one the graph assumed for ``node`` (a plain string
+    equal to it; a layout with a rule, such as operators/layouts.NdimLayout, never is)."""
+    return resolved is None or (type(resolved) is str and resolved == node.layout)
 
 
 def _run_error(op: OpNode, cause: BaseException, fed: dict[DataNode, str]) -> Exception:

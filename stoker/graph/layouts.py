@@ -23,10 +23,13 @@ from stoker.graph.node import DataNode, OpNode
 
 
 class Pending(str):
-    """A layout decided at run time; its value is the one rules see while the graph is built."""
+    """A layout decided at run time; its value is the one rules see while the graph is built
+    (it prints as that string: messages made from it read as before)."""
 
-    def __repr__(self) -> str:
-        return f"Pending({str(self)!r})"
+
+class Refused(Pending):
+    """A pending layout whose rule refused the empty stand-in: its operator may refuse it
+    when made at build too, and is made again when the layout is fed."""
 
 
 def rule_layouts(schema: Any, in_layouts: list, args: dict, n: int) -> list:
@@ -52,13 +55,18 @@ def output_layouts(schema: Any, inputs: list[DataNode], args: dict, n: int) -> l
         # Refused with the empty stand-in: the layout fed at run time may satisfy the rule
         # ('C' of axis_names in a fed 'HWC'). resolve() applies it again then, and raises
         # what it still refuses (at run time, where DALI checks layouts too).
-        out = [""] * n
+        return [Refused("")] * n
     return [Pending(layout or "") for layout in out]
 
 
 def is_pending(op: OpNode) -> bool:
     """Whether a (non-source) operator reads a layout decided at run time."""
     return any(isinstance(node.layout, Pending) for node in op.inputs)
+
+
+def is_refused(op: OpNode) -> bool:
+    """Whether the operator's layout rule refused the empty stand-in of a pending layout."""
+    return any(isinstance(node.layout, Refused) for node in op.outputs)
 
 
 class LayoutError(Exception):

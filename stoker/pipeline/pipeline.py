@@ -21,7 +21,7 @@ from stoker.executor.gpu import GpuOp
 from stoker.executor.heap import release_free_memory, settle_allocator
 from stoker.executor.prefetch import Prefetcher
 from stoker.graph.compile import compile_plan
-from stoker.graph.layouts import is_pending
+from stoker.graph.layouts import is_refused
 from stoker.graph.node import DataNode, OpNode, current_pipeline, pipeline_stack
 from stoker.operators.base import SampleOp
 from stoker.pipeline.checkpoint import Tracker, check_graph, decode, encode, warn_unsaved_sources
@@ -215,10 +215,10 @@ class Pipeline:
             try:
                 instances[op] = _instance(op, self)
             except Exception:
-                # An operator reading a layout that its source gives at run time is made
-                # again when the layout is known (executor/variants.py): what it refuses
-                # with the empty layout may be fine with the fed one (DALI checks at run).
-                if not is_pending(op):
+                # An operator whose layout rule refused the empty stand-in of a layout its
+                # source gives at run time is made again when the layout is known
+                # (executor/variants.py): the fed one may suit it (DALI checks at run).
+                if not is_refused(op):
                     raise
         self._instances = instances
         me = weakref.ref(self)  # (threads must not keep the pipeline alive)
