@@ -382,6 +382,10 @@ def _check(args: dict) -> None:
     if src is not None and not callable(src) and not hasattr(src, "__iter__"):
         raise ArgumentTypeError(f"fn.external_source: argument 'source' must be a callable, an "
                                 f"iterable or a generator function, got {type(src).__name__}")
+    if src is None and args.get("num_outputs") is not None:
+        raise ArgumentError("fn.external_source: argument 'num_outputs' needs a 'source'; to "
+                            "feed several inputs with feed_input, use one external_source "
+                            "for each (as in DALI)")
     is_gen_fn = inspect.isgeneratorfunction(src)
     if cycle is not None and callable(src) and not is_gen_fn:
         raise ArgumentError("fn.external_source: argument 'cycle' applies only to an iterable or "

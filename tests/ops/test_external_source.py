@@ -231,6 +231,8 @@ def test_feed_input_to_a_sourced_external_source_is_refused():
     ({"source": lambda: 1, "parallel": True}, ArgumentTypeError, "exactly one argument"),
     ({"source": 3}, ArgumentTypeError, "must be a callable, an iterable"),
     ({"source": [1], "cycle": "sometimes"}, ArgumentError, "'cycle' must be one of"),
+    # DALI 2.4: ValueError at the call, feed_input feeds one output per external_source
+    ({"num_outputs": 2}, ArgumentError, "'num_outputs' needs a 'source'"),
 ])
 def test_invalid_sources_are_refused_at_the_call(kwargs, error, message):
     @pipeline_def(batch_size=1, num_threads=1, device_id=None)
