@@ -163,3 +163,24 @@ def test_undeclared_layouts_are_pending_in_the_graph_and_resolved_once():
     variants = pipe._runtime.executor.variants
     assert len(variants._by_key) == 1  # one resolution for every batch with that layout
     pipe.close()
+
+
+@pytest.mark.parametrize("on_error", ["raise", "skip"])
+@pytest.mark.parametrize("depth", [1, 3])
+def test_fed_layout_reaches_outputs_on_every_executor_path(on_error, depth):
+    # skip mode runs batches in rounds (executor/skipping.py); depth 3 finishes a batch's
+    # last stage on a worker while the next one starts (executor.Deferred).
+    @pipeline_def(batch_size=2, num_threads=2, device_id=None, prefetch_queue_depth=depth,
+                  on_error=on_error)
+    def make():
+        x = fn.external_source(name="x")
+        return fn.transpose(fn.flip(x, horizontal=1), perm=[2, 0, 1])
+
+    pipe = make()
+    for _ in range(depth + 2):
+        pipe.feed_input("x", [IMG, IMG], layout="HWC")
+    for _ in range(3):
+        (out,) = pipe.run()
+        assert out.layout() == "CHW"
+        np.testing.assert_array_equal(np.asarray(out.at(0)), IMG[:, ::-1].transpose(2, 0, 1))
+    pipe.close()
