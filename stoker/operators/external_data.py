@@ -111,6 +111,22 @@ def first_values(x: Any, n: int) -> list | None:
     return None
 
 
+def per_output(samples: list, n: int) -> list[list]:
+    """Per-sample mode with ``num_outputs=n``: each call gave one sample per output (a
+    tuple, a list, or an array whose first axis is the output), as in DALI; regrouped
+    into one batch per output. TypeError names a sample that holds fewer."""
+    outs: list[list] = [[] for _ in range(n)]
+    for i, sample in enumerate(samples):
+        values = [FAILED] * n if sample is FAILED else first_values(sample, n)
+        if values is None:
+            raise TypeError(f"num_outputs={n}, so each sample the source returns must hold "
+                            f"{n} values (one per output), got {holds(sample)} for sample "
+                            f"{i} of the batch")
+        for out, value in zip(outs, values, strict=True):
+            out.append(value)
+    return outs
+
+
 def holds(x: Any) -> str:
     """What a value holds, for messages: "3 values", or its type when it is a scalar."""
     if isinstance(x, tuple | list) or (hasattr(x, "__len__") and getattr(x, "ndim", 1) != 0):

@@ -33,6 +33,7 @@ from stoker.operators.external_data import (
     first_values,
     holds,
     layout_fits,
+    per_output,
 )
 from stoker.operators.registry import register
 from stoker.operators.schema import Arg, Example, OpSchema
@@ -251,29 +252,16 @@ class ExternalSource:
                 raise self._error(f"num_outputs={n}, so the source must return {n} batches "
                                   f"(a tuple or list, one per output), got {holds(raw)}")
         else:
-            parts = self._per_output(raw)
+            try:
+                parts = per_output(raw, n)
+            except TypeError as e:
+                raise self._error(str(e)) from None
         batches = [self._batch(part, k) for k, part in enumerate(parts)]
         sizes = [len(b) for b in batches]
         if len(set(sizes)) > 1:  # DALI: a RuntimeError at run time too
             raise self._error(f"the outputs of one source must have as many samples each, got "
                               f"{sizes}")
         return batches, None
-
-    def _per_output(self, samples: list) -> list[list]:
-        """Per-sample mode with num_outputs: each call gave one sample per output (a tuple,
-        a list, or an array whose first axis is the output), as in DALI; regrouped into
-        one batch per output."""
-        n = self.num_outputs
-        outs: list[list] = [[] for _ in range(n)]
-        for i, sample in enumerate(samples):
-            values = [FAILED] * n if sample is FAILED else first_values(sample, n)
-            if values is None:
-                raise self._error(f"num_outputs={n}, so each sample the source returns must "
-                                  f"hold {n} values (one per output), got {holds(sample)} for "
-                                  f"sample {i} of the batch")
-            for out, value in zip(outs, values, strict=True):
-                out.append(value)
-        return outs
 
     def _error(self, message: str) -> SampleError:
         return SampleError(f"{self.op.describe()}: {message}", op="fn.external_source",
