@@ -21,10 +21,6 @@ COMMON = set(DALI["common_args"]) | {"seed"}
 
 # (operator, argument): why stoker does not have it (yet).
 KNOWN_GAPS = {
-    ("crop", "crop_d"): "volumetric (DHWC) crops are not supported yet",
-    ("crop", "crop_pos_z"): "volumetric (DHWC) crops are not supported yet",
-    ("crop_mirror_normalize", "crop_d"): "volumetric (DHWC) crops are not supported yet",
-    ("crop_mirror_normalize", "crop_pos_z"): "volumetric (DHWC) crops are not supported yet",
 }
 # DALI defaults that are placeholders for "depends on the input": stoker documents its own.
 NO_DEFAULT_IN_DALI = {None, ""}
