@@ -28,6 +28,12 @@ class GraphError(StokerError, ValueError):
     """The pipeline graph is malformed (foreign node, bad output, forbidden device edge)."""
 
 
+class ShapeError(StokerError, ValueError, RuntimeError):
+    """A batch or a tensor cannot take the shape asked for: samples of different shapes
+    as one array, an axis out of range. DALI raises RuntimeError there; a ValueError too,
+    as stoker raised first."""
+
+
 class DeviceError(StokerError, RuntimeError):
     """A device was asked for that this machine or build does not provide."""
 

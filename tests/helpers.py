@@ -11,6 +11,25 @@ from typing import Any
 import numpy as np
 
 from stoker import fn, pipeline_def
+from stoker.tensors import TensorListCPU
+
+
+class Batch(TensorListCPU):
+    """A pipeline output as operator tests read it: ``[i]`` and iteration give the samples
+    as numpy arrays (``at(i)``), where a ``TensorListCPU`` gives ``TensorCPU`` objects;
+    ``layout()``, ``shape()``, ``dtype`` and the rest are the batch's."""
+
+    __slots__ = ()
+
+    def __getitem__(self, i: int) -> np.ndarray:  # type: ignore[override]
+        return self.at(i)
+
+    def __iter__(self) -> Any:
+        return iter(self.samples())
+
+
+def _batch(out: Any) -> Any:
+    return Batch(out) if isinstance(out, TensorListCPU) else out
 
 
 def _constant(samples: Sequence[Any]) -> Callable[[], Sequence[Any]]:
@@ -35,7 +54,7 @@ def run_pipeline(build: Callable[..., Any], *inputs: Sequence[Any],
 
     p = pipe()
     try:
-        return p.run()
+        return tuple(_batch(out) for out in p.run())
     finally:
         p.close()
 
@@ -50,7 +69,8 @@ def run(build: Callable[..., Any], *inputs: Sequence[Any],
 def same(tl: Any, expected: Sequence[np.ndarray]) -> None:
     """A batch equals the expected samples exactly, dtype and shape included."""
     assert len(tl) == len(expected)
-    for got, want in zip(tl, expected, strict=True):
+    samples = tl.samples() if hasattr(tl, "samples") else tl  # numpy, not TensorCPU
+    for got, want in zip(samples, expected, strict=True):
         assert got.dtype == want.dtype and got.shape == want.shape, (got.shape, want.shape)
         np.testing.assert_array_equal(got, want)
 

@@ -70,9 +70,9 @@ def test_batch_size_does_not_change_sample_values() -> None:
         small.close()
     (big,) = [_make(batch_size=64, num_threads=2).run()]
     for k, tl in enumerate(big):
-        joined = [s for run in runs for s in run[k]]
+        joined = [s for run in runs for s in run[k].samples()]
         assert len(joined) == len(tl)
-        for j, (a, b) in enumerate(zip(joined, tl, strict=True)):
+        for j, (a, b) in enumerate(zip(joined, tl.samples(), strict=True)):
             assert a.tobytes() == b.tobytes(), f"output {k} sample {j}"
 
 

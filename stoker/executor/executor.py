@@ -152,7 +152,7 @@ class Executor:
                 outputs.append(TensorListGPU(values[node], layout=layout, source_info=info,
                                              event=event))
             else:
-                outputs.append(TensorList(values[node], layout=layout, source_info=info))
+                outputs.append(TensorList.wrap(values[node], layout, info))
         return outputs
 
     # -- the GPU part (stoker/executor/gpu.py) -----------------------------------------------

@@ -207,14 +207,14 @@ def test_dropped_pipeline_is_collected_and_its_threads_stop() -> None:
 
 def test_iterator_hands_gpu_outputs_over_as_tensors_without_a_copy(monkeypatch) -> None:
     seen = []
-    real = TensorListGPU.as_tensor
+    real = TensorListGPU.as_torch
 
     def spy(self):
         t = real(self)
         seen.append(t.data_ptr())
         return t
 
-    monkeypatch.setattr(TensorListGPU, "as_tensor", spy)
+    monkeypatch.setattr(TensorListGPU, "as_torch", spy)
     pipe = counter_pipe(Counter())
     it = DALIGenericIterator(pipe, ["gpu", "cpu"], size=6)
     got = []

@@ -34,7 +34,7 @@ def _run(graph, gpu: bool) -> list[list[np.ndarray]]:
         p.close()
     result = []
     for tl in outs:
-        assert type(tl).__name__ == ("TensorListGPU" if gpu else "TensorList")
+        assert type(tl).__name__ == ("TensorListGPU" if gpu else "TensorListCPU")
         if gpu:
             tl = tl.as_cpu()
         result.append([np.asarray(s) for s in tl])

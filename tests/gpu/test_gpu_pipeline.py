@@ -131,7 +131,8 @@ def test_mixed_decoder_output_is_a_gpu_batch_of_hwc_uint8_tensors() -> None:
     assert isinstance(out, TensorListGPU) and out.layout() == "HWC"
     assert out.dtype == types.UINT8 and len(out) == 3
     assert out.shape() == [(61, 83, 3), (100, 77, 3), (40, 52, 3)]
-    assert isinstance(out[1], torch.Tensor) and out[1].dtype == torch.uint8
+    assert isinstance(out.torch_at(1), torch.Tensor) and out.torch_at(1).dtype == torch.uint8
+    assert out[1].dtype == types.UINT8 and out[1].shape() == [100, 77, 3]  # a TensorGPU
     assert not out.is_dense_tensor()
 
 

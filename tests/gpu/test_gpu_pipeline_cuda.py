@@ -35,7 +35,7 @@ def test_gpu_outputs_live_on_cuda_device_id_and_carry_an_event() -> None:
     (out,) = pipe.run()
     assert isinstance(out, TensorListGPU) and out.device == torch.device("cuda", 0)
     assert out._event is not None
-    torch.testing.assert_close(out.as_tensor().cpu(), torch.arange(12.0).reshape(2, 6))
+    torch.testing.assert_close(out.as_torch().cpu(), torch.arange(12.0).reshape(2, 6))
     assert out.__dlpack_device__() == (2, 0)  # kDLCUDA, device 0
     pipe.close()
 
@@ -78,7 +78,7 @@ def test_run_returns_before_the_gpu_work_ends_and_consumers_wait_on_the_event(mo
         pipe.set_outputs(fn.flip(x.gpu()))
     (out,) = pipe.run()
     assert not out._event.query()  # no host wait inside the pipeline
-    t = out.as_tensor()  # the current stream waits for the event
+    t = out.as_torch()  # the current stream waits for the event
     assert int(t.sum().item()) == 6
     pipe.close()
 
@@ -136,8 +136,8 @@ def test_mixed_decoders_on_the_gpu_match_the_cpu_decoders(backend, name, monkeyp
     for _ in range(2):
         (want,) = cpu_pipe.run()
         (got,) = gpu_pipe.run()
-        assert isinstance(got, TensorListGPU) and got.at(0).is_cuda
-        for a, b in zip(want, got.as_cpu(), strict=True):
+        assert isinstance(got, TensorListGPU) and got.torch_at(0).is_cuda
+        for a, b in zip(want.samples(), got.as_cpu().samples(), strict=True):
             assert a.shape == b.shape  # the same windows
             # nvJPEG and libjpeg-turbo differ in IDCT and chroma upsampling.
             assert np.abs(a.astype(int) - b.astype(int)).mean() < 4
@@ -155,7 +155,8 @@ def test_mixed_decoder_bgr_and_gray_on_the_gpu(monkeypatch) -> None:
 
     for kind in (types.BGR, types.GRAY):
         a_pipe, b_pipe = make("cpu", kind), make("mixed", kind)
-        for a, b in zip(a_pipe.run()[0], b_pipe.run()[0].as_cpu(), strict=True):
+        for a, b in zip(a_pipe.run()[0].samples(), b_pipe.run()[0].as_cpu().samples(),
+                        strict=True):
             assert a.shape == b.shape
             assert np.abs(a.astype(int) - b.astype(int)).mean() < 4
         a_pipe.close()

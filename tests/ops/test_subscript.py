@@ -40,7 +40,7 @@ IX = _Index()
 ])
 def test_indexing_matches_numpy(samples, index, layout):
     out = run(lambda x: x[index], samples, layouts=["HWC"])
-    for got, x in zip(out, samples, strict=True):
+    for got, x in zip(out.samples(), samples, strict=True):
         want = x[index]
         assert got.shape == want.shape
         np.testing.assert_array_equal(got, want)
@@ -49,14 +49,14 @@ def test_indexing_matches_numpy(samples, index, layout):
 
 def test_new_axes():
     out = run(lambda x: x[newaxis], X, layouts=["HWC"])
-    assert out[0].shape == (1, 2, 3, 4) and out.layout() == ""  # DALI: unnamed -> no layout
+    assert out.at(0).shape == (1, 2, 3, 4) and out.layout() == ""  # DALI: unnamed: no layout
     out = run(lambda x: x[newaxis("N")], X, layouts=["HWC"])
-    assert out[0].shape == (1, 2, 3, 4) and out.layout() == "NHWC"
+    assert out.at(0).shape == (1, 2, 3, 4) and out.layout() == "NHWC"
     out = run(lambda x: x[:, newaxis, 0], X, layouts=["HWC"])
     np.testing.assert_array_equal(out[1], X[1][:, None, 0])
     assert out.layout() == ""
     out = run(lambda x: x[None, ..., newaxis("X")], X)
-    assert out[0].shape == (1, 2, 3, 4, 1)
+    assert out.at(0).shape == (1, 2, 3, 4, 1)
 
 
 def test_datanode_indices_per_sample():
@@ -66,10 +66,10 @@ def test_datanode_indices_per_sample():
     np.testing.assert_array_equal(out[1], X[1][2])
     assert out.layout() == "WC"
     out = run(lambda x, i: x[:, i:], X, idx)
-    assert [o.shape for o in out] == [(2, 2, 4), (3, 2, 5)]
+    assert out.shape() == [(2, 2, 4), (3, 2, 5)]
     same = [np.array(1, np.int64)] * 4
     out = run(lambda x, i: x[-1, i], DENSE, same)  # dense: one index for the whole chunk
-    for got, x in zip(out, DENSE, strict=True):
+    for got, x in zip(out.samples(), DENSE, strict=True):
         np.testing.assert_array_equal(got, x[-1, 1])
     constant = run(lambda x: x[fn.constant(idata=1, shape=[])], X)
     np.testing.assert_array_equal(constant[1], X[1][1])

@@ -80,7 +80,7 @@ def test_outputs_of_a_fallen_back_pipeline_are_cpu_batches(root):
         pipe = _train(root, gpu=True)
         pipe.build()
         images, labels = pipe.run()
-    assert type(images).__name__ == "TensorList" and images.layout() == "CHW"
+    assert type(images).__name__ == "TensorListCPU" and images.layout() == "CHW"
     assert images.as_array().shape == (5, 3, 32, 32)
 
 

@@ -380,7 +380,7 @@ def _input_names(pipe: Pipeline) -> list[str]:
 def _to_torch(batch: Any) -> Any:
     if batch.is_dense_tensor():
         return to_torch(batch)
-    return [torch.from_numpy(sample.copy()) for sample in batch]  # ragged: one per sample
+    return [torch.from_numpy(batch.at(i).copy()) for i in range(len(batch))]  # ragged
 
 
 def _alive(ref: DALIOutputBatchRef, workers: list | None) -> bool:
