@@ -107,6 +107,7 @@ class Pipeline:
         self._declared = {"dtype": output_dtype, "ndim": output_ndim, "layout": output_layout}
         self._ops: list[OpNode] = []
         self._outputs: list[DataNode] | None = None
+        self._output_error: Exception | None = None  # set_outputs' verdict, raised at build
         self._runtime: _Runtime | None = None
         self._instances: dict[OpNode, Any] = {}
         self._iteration = 0
@@ -154,28 +155,23 @@ class Pipeline:
         self._ops.append(op)
 
     def set_outputs(self, *outputs: Any) -> None:
+        """The pipeline's outputs: DataNodes, or values that become constant outputs
+        (numbers, flat lists of numbers, numpy arrays, ``types.Constant``), as in DALI. An
+        output that can be neither is a TypeError at ``build()``, where DALI raises it."""
         if self._runtime is not None:
             raise PipelineError("set_outputs: the pipeline is already built")
-        for i, out in enumerate(outputs):
-            if isinstance(out, list | tuple) and out and all(isinstance(o, DataNode) for o in out):
-                raise GraphError(f"pipeline output {i} is a {type(out).__name__} of DataNodes; "
-                                 "pass each output separately (unpack it with *)")
-            if not isinstance(out, DataNode):
-                raise GraphError(
-                    f"pipeline output {i} must be a DataNode (an operator's output), got "
-                    f"{type(out).__name__}: {out!r}"
-                )
         if not outputs:
             raise GraphError("set_outputs: a pipeline needs at least one output")
         from stoker.graph.compile import collect
+        from stoker.pipeline.outputs import output_nodes, take_in
 
-        for op in collect(list(outputs), []):
-            if op.pipeline is None:
-                self._adopt(op)
-            elif op.pipeline is not self:
+        nodes, self._output_error = output_nodes(self, outputs)
+        for op in collect(nodes, []):
+            if op.pipeline is not None and op.pipeline is not self:
                 raise GraphError(f"{op.describe()} belongs to another pipeline; a DataNode can "
                                  "only be used in the pipeline that created it")
-        self._outputs = list(outputs)
+        # Operators made outside any pipeline are copied in: each pipeline has its own.
+        self._outputs = take_in(self, nodes)
 
     def define_graph(self) -> Any:
         """Subclasses may override this (DALI's legacy style) instead of set_outputs."""
@@ -200,6 +196,8 @@ class Pipeline:
                 outs = self.define_graph()
             outs = outs if isinstance(outs, list | tuple) else (outs,)
             self.set_outputs(*outs)
+        if self._output_error is not None:
+            raise self._output_error
         if self._batch_size < 1:
             raise ArgumentError(f"Pipeline: argument 'batch_size' must be a positive integer, "
                                 f"got {self._batch_size}")

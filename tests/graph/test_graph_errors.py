@@ -64,22 +64,26 @@ def test_output_from_another_pipeline_raises_graph_error_at_set_outputs() -> Non
         second.set_outputs(x)
 
 
-def test_output_that_is_not_a_datanode_raises_graph_error() -> None:
+def test_output_that_no_constant_can_hold_raises_type_error_at_build() -> None:
+    # Numbers, lists of numbers and arrays become constant outputs (tests/pipeline/
+    # test_outputs.py); anything else is DALI's TypeError, at build().
     @pipeline_def(batch_size=2, num_threads=1, device_id=None)
-    def returns_a_number():
+    def returns_a_string():
         fn.external_source(source=_batch)
-        return 3
+        return "three"
 
-    with pytest.raises(GraphError, match="pipeline output 0 must be a DataNode .*got int: 3"):
-        returns_a_number()
+    pipe = returns_a_string()
+    with pytest.raises(TypeError, match="pipeline output 0 must be a DataNode .*got str"):
+        pipe.build()
 
 
 def test_output_list_of_datanodes_asks_to_unpack_it() -> None:
     pipe = _pipe()
     with pipe:
         x = fn.external_source(source=_batch)
-        with pytest.raises(GraphError, match=re.escape("pass each output separately")):
-            pipe.set_outputs([x, x])
+        pipe.set_outputs([x, x])
+    with pytest.raises(TypeError, match=re.escape("pass each output separately")):
+        pipe.build()
 
 
 def test_pipeline_def_returning_none_raises_graph_error() -> None:
@@ -295,13 +299,15 @@ def test_diamond_graph_computes_each_node_once_and_correctly() -> None:
     assert len(calls) == 1
 
 
-def test_nodes_traced_outside_any_pipeline_are_adopted_by_set_outputs() -> None:
+def test_nodes_traced_outside_any_pipeline_are_copied_in_by_set_outputs() -> None:
     x = fn.external_source(source=_batch)
     y = fn.cast(x, dtype=types.INT32)
     pipe = _pipe()
     pipe.set_outputs(y)
     (out,) = pipe.run()
-    assert out.dtype == types.INT32 and x.op.pipeline is pipe
+    # The pipeline runs its own copies; the originals stay free for other pipelines.
+    assert out.dtype == types.INT32 and x.op.pipeline is None
+    assert [op.name for op in pipe._ops] == [x.op.name, y.op.name]
 
 
 def test_unused_operator_is_pruned_unless_preserved() -> None:

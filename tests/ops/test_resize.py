@@ -26,7 +26,8 @@ def run_op(op, samples: list, layout: str = "HWC", **kwargs) -> list:
     @pipeline_def(batch_size=len(samples), num_threads=2, device_id=None, seed=7)
     def pipe():
         x = fn.external_source(source=lambda: samples, layout=layout)
-        return op(x, **kwargs)
+        out = op(x, **kwargs)
+        return tuple(out) if isinstance(out, list) else out  # several outputs: unpacked
 
     p = pipe()
     p.build()

@@ -100,19 +100,6 @@ def test_call_site_args_override_decorator_args() -> None:
     pipe.close()
 
 
-def test_function_param_named_like_pipeline_arg_receives_it() -> None:
-    # stoker passes it to both; DALI 2.4 would give it to the function only ("shadowing").
-    @pipeline_def(seed=3, **_cpu())
-    def make(batch_size, seed):
-        return fn.constant(idata=[batch_size, seed])
-
-    pipe = make(batch_size=2)
-    (out,) = pipe.run()
-    pipe.close()
-    assert pipe.batch_size == 2 and len(out) == 2
-    assert out.at(0).tolist() == [2, 3]
-
-
 def test_function_args_and_kwargs_pass_through() -> None:
     @pipeline_def(batch_size=2, **_cpu())
     def make(first, scale=1):
@@ -121,12 +108,6 @@ def test_function_args_and_kwargs_pass_through() -> None:
     pipe = make(3, scale=5)
     assert pipe.run()[0].at(1).tolist() == [15]
     pipe.close()
-
-
-def test_pipeline_def_unknown_pipeline_argument_raises_type_error() -> None:
-    with pytest.raises(ArgumentTypeError, match=re.escape(
-            "pipeline_def: unknown pipeline argument(s) ['batch_sise']")):
-        pipeline_def(batch_sise=2)
 
 
 def test_pipeline_def_marks_the_factory() -> None:
