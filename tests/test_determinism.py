@@ -25,9 +25,9 @@ def _define(pipe: Pipeline, source=None) -> None:
         flip = fn.random.coin_flip(probability=0.3)
         gain = fn.random.uniform(range=[0.5, 1.5])
         mixed = fn.cast(image, dtype=types.FLOAT) * gain + noise * flip
-        anchor, shape = fn.random_crop_generator(fn.shapes(image))
+        anchor, shape = fn.random_crop_generator(image.shape())
         pipe.set_outputs(mixed, fn.random.beta(alpha=2.0, beta=3.0, shape=[3]), anchor, shape,
-                         fn.random.choice(fn.shapes(image), shape=[2]))
+                         fn.random.choice(image.shape(), shape=[2]))
 
 
 def _make(batch_size: int = BATCH, num_threads: int = 1, seed: int = 42, source=None,

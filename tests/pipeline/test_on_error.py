@@ -291,7 +291,7 @@ def test_checkpoints_resume_exactly_while_skipping(folder, depth):
             extra = fn.external_source(
                 source=lambda info: np.array([info.idx_in_epoch], np.int64)
                 if info.idx_in_epoch % 4 else 1 // 0, batch=False)
-            return labels, fn.random.uniform(), extra, fn.shapes(img)
+            return labels, fn.random.uniform(), extra, img.shape()
 
         return p()
 
