@@ -19,6 +19,7 @@ from stoker.kernels.cpu.tensor import c_cast, convert_saturate
 from stoker.kernels.gpu.lazy import lazy
 from stoker.operators import crop_planes as P
 from stoker.operators.base import SampleOp
+from stoker.operators.layouts import NdimLayout, image_layout
 from stoker.operators.registry import register
 from stoker.operators.schema import Arg, Example, Input, OpSchema
 
@@ -137,8 +138,12 @@ def crop_batch(ins: list, args: dict, ctx: Any) -> np.ndarray:
     return cut.finish(windows, "HWC", layout, fill)
 
 
+# DALI names an unnamed input by its number of dimensions: an image or a volume.
+_UNNAMED = NdimLayout({3: "HWC", 4: "DHWC"})
+
+
 def _crop_layout(layouts: list, args: dict) -> str:
-    return layouts[0] or ""
+    return layouts[0] or _UNNAMED
 
 
 register(OpSchema(
@@ -196,7 +201,7 @@ register(OpSchema(
     args=(Arg("horizontal", "int", 1, "Flip along the width.", per_sample=True, range=(0, 1)),
           Arg("vertical", "int", 0, "Flip along the height.", per_sample=True, range=(0, 1)),
           Arg("depthwise", "int", 0, "Flip along the depth.", per_sample=True, range=(0, 1))),
-    kernel=sample_kernel(flip_batch), batch_kernel=flip_batch,
+    kernel=sample_kernel(flip_batch), batch_kernel=flip_batch, layout=image_layout,
     devices=("cpu", "gpu"), gpu_kernel=lazy("geometry", "flip"),
     examples=(
         Example(inputs=([np.arange(12, dtype=np.uint8).reshape(2, 2, 3)] * 2,)),

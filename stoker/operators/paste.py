@@ -11,6 +11,7 @@ import numpy as np
 
 from stoker.errors import ArgumentError
 from stoker.kernels.cpu import paste as K
+from stoker.operators.layouts import image_layout
 from stoker.operators.registry import register
 from stoker.operators.schema import REQUIRED, Arg, Example, Input, OpSchema
 
@@ -63,7 +64,7 @@ register(OpSchema(
               range=(0, None)),
           Arg("n_channels", "int", 3, "Channels of the images (fill_value's length).",
               range=(1, None))),
-    devices=("cpu", "gpu"), kernel=paste_kernel, check=_check,
+    devices=("cpu", "gpu"), kernel=paste_kernel, check=_check, layout=image_layout,
     examples=(
         Example(args={"ratio": 2.0, "fill_value": [1, 2, 3]}, inputs=(_IMG,)),
         Example(args={"ratio": 1.5, "fill_value": [9], "paste_x": 0.0, "paste_y": 1.0,

@@ -19,6 +19,7 @@ from stoker.kernels.cpu import crop as crop_kernels
 from stoker.kernels.cpu import resize as K
 from stoker.kernels.cpu.crop_window import random_crop_window
 from stoker.kernels.gpu.lazy import lazy
+from stoker.operators.layouts import image_layout
 from stoker.operators.registry import register
 from stoker.operators.schema import REQUIRED, Arg, Example, Input, OpSchema
 
@@ -205,7 +206,8 @@ def _dtype_rule(in_dtypes: list, args: dict) -> Any:
 
 
 def _layout_rule(layouts: list, args: dict) -> Any:
-    return [layouts[0], ""] if args.get("save_attrs") else layouts[0]
+    layout = image_layout(layouts, args)  # an unnamed input: HWC or FHWC by rank, as DALI
+    return [layout, ""] if args.get("save_attrs") else layout
 
 
 _IMG = [np.arange(120, dtype=np.uint8).reshape(5, 8, 3),
@@ -300,6 +302,7 @@ register(OpSchema(
     inputs=(IMAGE,),
     args=(*SIZE_ARGS, *RESAMPLING_ARGS, *_CROP_ARGS),
     kernel=resize_crop_mirror_kernel, check=lambda a: check_size_args("resize_crop_mirror", a),
+    layout=image_layout,
     devices=("cpu", "gpu"), gpu_kernel=lazy("resize", "resize_crop_mirror"),
     dtype=lambda d, a: np.dtype(types.to_numpy(a["dtype"])) if a.get("dtype") is not None
     else d[0],
@@ -360,7 +363,7 @@ register(OpSchema(
           Arg("num_attempts", "int", 10, "Draws before falling back to the whole image.",
               range=(1, None)),
           *RESAMPLING_ARGS),
-    kernel=random_resized_crop_kernel, random=True, check=_check_rrc,
+    kernel=random_resized_crop_kernel, random=True, check=_check_rrc, layout=image_layout,
     devices=("cpu", "gpu"), gpu_kernel=lazy("resize", "random_resized_crop"),
     dtype=lambda d, a: np.dtype(types.to_numpy(a["dtype"])) if a.get("dtype") is not None
     else d[0],

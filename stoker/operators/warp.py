@@ -15,6 +15,7 @@ import numpy as np
 from stoker import types
 from stoker.errors import ArgumentError
 from stoker.kernels.cpu import warp as K
+from stoker.operators.layouts import image_layout
 from stoker.operators.registry import register
 from stoker.operators.resize import as_frames, from_frames
 from stoker.operators.schema import REQUIRED, Arg, Example, Input, OpSchema
@@ -110,7 +111,7 @@ register(OpSchema(
     args=(Arg("matrix", "floats", [], "2x3 matrix, row-major (6 values).", per_sample=True),
           Arg("inverse_map", "bool", True, "The matrix maps output to input coordinates."),
           *_COMMON),
-    kernel=warp_affine_kernel, check=_check_warp, dtype=_dtype_rule,
+    kernel=warp_affine_kernel, check=_check_warp, dtype=_dtype_rule, layout=image_layout,
     examples=(
         Example(args={"matrix": [1.0, 0.1, 0.5, 0.0, 1.0, -0.5], "fill_value": 0.0},
                 inputs=(_IMG,)),
@@ -166,7 +167,7 @@ register(OpSchema(
               per_sample=True),
           Arg("keep_size", "bool", False, "Keep the input size (corners are cut)."),
           *_COMMON),
-    kernel=rotate_kernel, check=_check_rotate, dtype=_dtype_rule,
+    kernel=rotate_kernel, check=_check_rotate, dtype=_dtype_rule, layout=image_layout,
     examples=(
         Example(args={"angle": 30.0}, inputs=(_IMG,)),
         Example(args={"angle": 90.0, "keep_size": True, "fill_value": 5.0,

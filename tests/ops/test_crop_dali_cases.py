@@ -32,19 +32,13 @@ def fusion(request, monkeypatch):
     return request.param
 
 
-# stoker fixes layouts when the graph is built, before it sees a sample's dimensions: data
-# without a layout keeps none (DALI names it HWC or DHWC by the dimensions it gets).
-NO_LAYOUT = pytest.mark.xfail(strict=True, reason="layouts are known before the data")
-
-
 # Output types DALI 2.4 refuses ("Not supported output type") that stoker gives on purpose
 # (README, "Differences from DALI"): the values converted as for the supported types.
 MORE_TYPES = ("crop:dtype_INT8", "cmn:dtype_INT16")
 
 
 @pytest.mark.parametrize("case", [
-    pytest.param(c, marks=NO_LAYOUT) if c["name"].startswith("crop:no_layout") else c
-    for c in CASES if not c["name"].startswith("chain:") and c["name"] not in MORE_TYPES],
+    c for c in CASES if not c["name"].startswith("chain:") and c["name"] not in MORE_TYPES],
     ids=lambda c: c["name"])
 def test_window_matches_dali(case):
     check_case(case, run_case(case, LIB))
