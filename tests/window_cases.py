@@ -21,23 +21,14 @@ import hashlib
 import json
 import pathlib
 import zlib
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from dali_cases import Lib, arg_value, check_error, check_samples, error_outcome, operator
 
 DATA = pathlib.Path(__file__).parent / "data"
 WINDOW_CASES = DATA / "dali_window_cases.json"
 NORMALIZE_CASES = DATA / "dali_normalize_cases.json"
-
-
-@dataclass
-class Lib:
-    """The library a case runs on: DALI's or stoker's modules."""
-
-    fn: Any
-    types: Any
-    Pipeline: Any
 
 
 def encode_array(a: Any) -> dict:
@@ -52,25 +43,15 @@ def decode_array(d: dict) -> np.ndarray:
     return np.frombuffer(raw, d["dtype"]).reshape(d["shape"]).copy()
 
 
-def _value(v: Any, types: Any) -> Any:
-    """An argument as stored: plain JSON, or {"dali_type": name}."""
-    if isinstance(v, dict) and "dali_type" in v:
-        return getattr(types, v["dali_type"])
-    return v
-
-
 def _source(samples: list) -> Any:
     return lambda: samples
 
 
 def _call(lib: Lib, step: dict, nodes: list) -> Any:
-    kwargs = {k: _value(v, lib.types) for k, v in step.get("args", {}).items()}
+    kwargs = {k: arg_value(v, lib.types) for k, v in step.get("args", {}).items()}
     kwargs.update({k: lib.fn.external_source(source=_source([decode_array(s) for s in v]))
                    for k, v in step.get("arg_inputs", {}).items()})
-    op: Any = lib.fn
-    for part in step["op"].split("."):
-        op = getattr(op, part)
-    return op(*nodes, **kwargs)
+    return operator(lib, step["op"])(*nodes, **kwargs)
 
 
 def run_case(case: dict, lib: Lib) -> dict:
@@ -93,9 +74,7 @@ def run_case(case: dict, lib: Lib) -> dict:
         stage = "run"
         (got,) = pipe.run()
     except Exception as e:  # noqa: BLE001 - the outcome is what is recorded
-        # Every builtin the error is (stoker's classes subclass several), most derived first.
-        bases = [c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins"]
-        return {"error": {"stage": stage, "type": bases[0], "bases": bases, "message": str(e)}}
+        return error_outcome(stage, e)
     return {"layout": str(got.layout()),
             "samples": [encode_array(np.asarray(got[j])) for j in range(len(got))]}
 
@@ -131,35 +110,12 @@ def load(path: pathlib.Path) -> list[dict]:
 
 def check_case(case: dict, got: dict) -> None:
     """stoker's outcome ``got`` against DALI's recorded one."""
-    want, name = case["result"], case["name"]
-    if "error" in want:
-        assert "error" in got, (f"{name}: DALI raised {want['error']['type']} at "
-                                f"{want['error']['stage']}, stoker gave outputs")
-        err, ref = got["error"], want["error"]
-        assert ref["type"] in err["bases"], f"{name}: {err} vs DALI's {ref['type']}"
-        order = ("call", "build", "run")
-        same = err["stage"] == ref["stage"] or (
-            case.get("earlier_ok") and order.index(err["stage"]) < order.index(ref["stage"]))
-        assert same, f"{name}: raised at {err['stage']}, DALI at {ref['stage']}: " \
-            f"{err['message']}"
-        if case.get("match"):
-            assert case["match"].lower() in err["message"].lower(), \
-                f"{name}: {err['message']!r} lacks {case['match']!r}"
+    if check_error(case, got):
         return
-    assert "error" not in got, f"{name}: stoker raised {got['error']}"
+    want, name = case["result"], case["name"]
     assert got["layout"] == want["layout"], f"{name}: layout {got['layout']!r}, DALI " \
         f"{want['layout']!r}"
     assert len(got["samples"]) == len(want["samples"])
     for j, (gs, ws) in enumerate(zip(got["samples"], want["samples"], strict=True)):
-        a, b = decode_array(gs), decode_array(ws)
-        where = f"{name}: sample {j}"
-        assert a.dtype == b.dtype and a.shape == b.shape, f"{where}: {a.dtype}{a.shape} " \
-            f"vs DALI {b.dtype}{b.shape}"
-        a64, b64 = a.astype(np.float64), b.astype(np.float64)
-        tol = case.get("atol", 0) + case.get("rtol", 0) * np.abs(b64)
-        with np.errstate(invalid="ignore"):
-            diff = np.abs(a64 - b64)
-        same = (a64 == b64) | (np.isnan(a64) & np.isnan(b64))  # infinities too
-        bad = ~(same | (diff <= tol))
-        assert not bad.any(), f"{where}: {int(bad.sum())} of {a.size} values differ from " \
-            f"DALI's by more than {tol} (max {np.nanmax(diff):g})"
+        check_samples(f"{name}: sample {j}", decode_array(gs), decode_array(ws),
+                      atol=case.get("atol", 0), rtol=case.get("rtol", 0))

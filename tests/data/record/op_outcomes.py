@@ -25,6 +25,7 @@ sys.path.insert(0, str(TESTS))
 import nvidia.dali as dali  # noqa: E402
 import nvidia.dali.fn as fn  # noqa: E402
 import nvidia.dali.types as types  # noqa: E402
+from dali_cases import with_options  # noqa: E402
 from nvidia.dali import Pipeline  # noqa: E402
 from op_cases import DATA, Lib, encode_array, run_case  # noqa: E402
 
@@ -44,17 +45,9 @@ def case(name, op, inputs=(), args=None, layouts=None, arg_inputs=None, match=No
          earlier_ok=False, atol=0):
     c = {"name": name, "op": op, "inputs": [arrays(*s) for s in inputs],
          "args": args or {}}
-    if layouts is not None:
-        c["layouts"] = layouts
     if arg_inputs:
         c["arg_inputs"] = {k: arrays(*v) for k, v in arg_inputs.items()}
-    if match:
-        c["match"] = match
-    if earlier_ok:
-        c["earlier_ok"] = True
-    if atol:
-        c["atol"] = atol
-    return c
+    return with_options(c, layouts=layouts, match=match, earlier_ok=earlier_ok, atol=atol)
 
 
 def cast_cases() -> list:

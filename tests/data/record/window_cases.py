@@ -27,6 +27,7 @@ sys.path.insert(0, str(TESTS))
 import nvidia.dali as dali  # noqa: E402
 import nvidia.dali.fn as fn  # noqa: E402
 import nvidia.dali.types as types  # noqa: E402
+from dali_cases import with_options  # noqa: E402
 from nvidia.dali import Pipeline  # noqa: E402
 from window_cases import (  # noqa: E402
     NORMALIZE_CASES,
@@ -69,15 +70,7 @@ def step(op, args=None, arg_inputs=None, more_inputs=None) -> dict:
 def case(name, inputs, chain, layouts=None, match=None, earlier_ok=False, atol=0) -> dict:
     c = {"name": name, "inputs": [[encode_array(x) for x in samples] for samples in inputs],
          "chain": chain if isinstance(chain, list) else [chain]}
-    if layouts is not None:
-        c["layouts"] = layouts
-    if match:
-        c["match"] = match
-    if earlier_ok:
-        c["earlier_ok"] = True
-    if atol:
-        c["atol"] = atol
-    return c
+    return with_options(c, layouts=layouts, match=match, earlier_ok=earlier_ok, atol=atol)
 
 
 # -- crop ----------------------------------------------------------------------------------------
