@@ -14,10 +14,10 @@ from __future__ import annotations
 import base64
 import builtins
 import pathlib
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from dali_cases import Lib  # noqa: F401  (the recorder and the test take it from here)
 
 # Every form, in the order outcomes are stored. "natural" is the value as users write it
 # (an enum member, a string, a list for vector arguments): the control case.
@@ -40,15 +40,6 @@ _NP = {"int": np.int32, "ints": np.int32, "float": np.float32, "floats": np.floa
        "bool": np.bool_, **{e: np.int32 for e in ENUMS}}
 _NP_OTHER = {"int": np.float32, "ints": np.float32, "float": np.int32, "floats": np.int32,
              "bool": np.int32, **{e: np.float32 for e in ENUMS}}
-
-
-@dataclass
-class Lib:
-    """The library a case runs on: DALI's or stoker's modules."""
-
-    fn: Any
-    types: Any
-    Pipeline: Any
 
 
 def decode(value: Any, types: Any) -> Any:

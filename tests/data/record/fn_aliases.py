@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import json
 import pathlib
-import types as pytypes
 import warnings
 
 import nvidia.dali as dali
 import nvidia.dali.backend as backend
 import nvidia.dali.fn as fn
+from dali_walk import fn_functions
 from nvidia.dali import Pipeline
 
 OUT = pathlib.Path(__file__).resolve().parents[1] / "dali_fn_aliases.json"
@@ -34,18 +34,6 @@ CALLS = {
     "transform_translation": {"offset": [1.0, 2.0]},
     "file_reader": {"files": [__file__]},
 }
-
-
-def walk(module, prefix, out):
-    for name in sorted(dir(module)):
-        if name.startswith("_") or name == "hidden":
-            continue
-        obj = getattr(module, name)
-        if isinstance(obj, pytypes.ModuleType):
-            if obj.__name__.startswith(module.__name__ + "."):
-                walk(obj, f"{prefix}{name}.", out)
-        elif callable(obj) and hasattr(obj, "_schema_name"):
-            out[prefix + name] = obj
 
 
 def template(old, new, note):
@@ -67,8 +55,7 @@ def caught(path, kwargs):
 
 
 def main() -> None:
-    funcs: dict = {}
-    walk(fn, "", funcs)
+    funcs = fn_functions(fn)
     by_schema: dict = {}
     for path, func in funcs.items():
         by_schema.setdefault(func._schema_name, []).append(path)

@@ -16,37 +16,22 @@ from __future__ import annotations
 import inspect
 import json
 import pathlib
-import types as pytypes
 
 import nvidia.dali as dali
 import nvidia.dali.backend as backend
 import nvidia.dali.fn as fn
 import nvidia.dali.ops as ops
+from dali_walk import fn_functions, walk
 
 OUT = pathlib.Path(__file__).resolve().parents[1] / "dali_ops_names.json"
 
 
-def walk(module, prefix, pick, out):
-    for name in sorted(dir(module)):
-        if name.startswith("_") or name == "hidden":
-            continue
-        obj = getattr(module, name)
-        if isinstance(obj, pytypes.ModuleType):
-            if obj.__name__.startswith(module.__name__ + "."):
-                walk(obj, f"{prefix}{name}.", pick, out)
-        elif pick(obj):
-            out[prefix + name] = obj
-
-
 def main() -> None:
     fn_paths = {}
-    funcs: dict = {}
-    walk(fn, "", lambda o: callable(o) and hasattr(o, "_schema_name"), funcs)
-    for path, func in funcs.items():
+    for path, func in fn_functions(fn).items():
         fn_paths.setdefault(func._schema_name, []).append(path)
-    classes: dict = {}
-    walk(ops, "", lambda o: inspect.isclass(o) and (hasattr(o, "schema_name") or
-                                                 o.__module__ == ops.__name__), classes)
+    classes = walk(ops, lambda o: inspect.isclass(o) and (hasattr(o, "schema_name") or
+                                                          o.__module__ == ops.__name__))
     table = {}
     for path, cls in classes.items():
         # ExternalSource has no schema of its own in DALI's backend: named by its fn.

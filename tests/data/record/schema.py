@@ -15,11 +15,11 @@ from __future__ import annotations
 import inspect
 import json
 import pathlib
-import types as pytypes
 
 import nvidia.dali as dali
 import nvidia.dali.backend as backend
 import nvidia.dali.fn as fn
+from dali_walk import fn_functions
 from nvidia.dali import Pipeline, pipeline_def
 
 OUT = pathlib.Path(__file__).resolve().parents[1] / "dali_schema.json"
@@ -36,20 +36,6 @@ ABOUT = {
     "num_outputs": "OpSchema.CalculateOutputs(OpSpec(schema_name)) when the schema has no "
                    "output function; null when dynamic",
 }
-
-
-def functions(module, prefix=""):
-    out = {}
-    for name in sorted(dir(module)):
-        if name.startswith("_") or name == "hidden":
-            continue
-        obj = getattr(module, name)
-        if isinstance(obj, pytypes.ModuleType):
-            if obj.__name__.startswith(module.__name__ + "."):
-                out.update(functions(obj, f"{prefix}{name}."))
-        elif callable(obj) and hasattr(obj, "_schema_name"):
-            out[prefix + name] = obj
-    return out
 
 
 def signature(obj) -> dict:
@@ -93,7 +79,7 @@ def num_outputs(name: str, schema):
 
 def main() -> None:
     ops = {}
-    for path, func in functions(fn).items():
+    for path, func in fn_functions(fn).items():
         name = func._schema_name
         schema = backend.GetSchema(name)
         backends = [b for b in ("cpu", "gpu", "mixed") if name in _registered(b)]
