@@ -7,7 +7,7 @@ operator names. Each function has the schema's signature and docstring.
 import sys
 
 from stoker.operators import load_all
-from stoker.operators.registry import fill_namespace
+from stoker.operators.machinery.registry import fill_namespace
 
 load_all()
 fill_namespace(sys.modules[__name__])

@@ -143,7 +143,7 @@ def files_root(tmp_path_factory):
 
 
 def test_the_table_covers_every_shared_operator_and_form():
-    from stoker.operators.registry import REGISTRY
+    from stoker.operators.machinery.registry import REGISTRY
 
     public = {n for n in REGISTRY if not n.startswith("_")}
     assert set(OPS) == public - set(DATA["skipped"]), "re-run tests/data/record/arg_forms.py"

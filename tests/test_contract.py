@@ -23,9 +23,9 @@ import stoker.fn  # noqa: F401  (registers every operator family)
 from stoker import Pipeline
 from stoker.errors import DeviceError, GraphError
 from stoker.graph.layouts import resolve
-from stoker.operators.layouts import run_layout
-from stoker.operators.registry import REGISTRY, call_op, gpu_backend_available
-from stoker.operators.schema import Example, Input, OpSchema
+from stoker.operators.machinery.layouts import run_layout
+from stoker.operators.machinery.registry import REGISTRY, call_op, gpu_backend_available
+from stoker.operators.machinery.schema import Example, Input, OpSchema
 
 SEED = 1234
 NAMES = sorted(REGISTRY)
@@ -178,7 +178,8 @@ def test_outputs_have_predicted_dtype_and_layout(name: str) -> None:
         for k, (samples, layout, node) in enumerate(
                 zip(ran.outputs, ran.layouts, ran.nodes, strict=True)):
             assert len(samples) == _batch_size(example)
-            # The node's layout, or (operators/layouts.py) what its rule says for the samples.
+            # The node's layout, or what its rule says for the samples
+            # (operators/machinery/layouts.py).
             assert layout == run_layout(at_run.get(node, node.layout), samples), \
                 f"{schema.fn_name} output {k}: layout"
             for j, s in enumerate(samples):

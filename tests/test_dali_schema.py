@@ -14,7 +14,7 @@ import pytest
 
 import stoker.fn  # noqa: F401  (registers every operator)
 from stoker import types
-from stoker.operators.registry import REGISTRY, all_args
+from stoker.operators.machinery.registry import REGISTRY, all_args
 
 DALI = json.loads((pathlib.Path(__file__).parent / "data" / "dali_schema.json").read_text())
 COMMON = set(DALI["common_args"]) | {"seed"}

@@ -18,7 +18,7 @@ from helpers import gradient_jpeg
 import stoker
 from stoker import Pipeline, fn, ops, pipeline_def, types
 from stoker.errors import ArgumentError, ArgumentTypeError
-from stoker.operators.registry import REGISTRY
+from stoker.operators.machinery.registry import REGISTRY
 
 RECORDED = json.loads((pathlib.Path(__file__).parent / "data" / "dali_ops_names.json")
                       .read_text())["classes"]
@@ -167,6 +167,6 @@ def test_class_attributes_match_dali():
 def test_internal_machinery_keeps_its_old_import_path():
     import stoker.ops.registry as old
 
-    import stoker.operators.registry as new
+    import stoker.operators.machinery.registry as new
 
     assert old is new

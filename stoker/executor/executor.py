@@ -21,8 +21,8 @@ from stoker.executor.variants import Variants
 from stoker.graph.compile import Plan, Stage
 from stoker.graph.node import DataNode, OpNode
 from stoker.kernels.cpu.rng import derive_seed
-from stoker.operators.base import batch_error
-from stoker.operators.layouts import run_layout
+from stoker.operators.machinery.base import batch_error
+from stoker.operators.machinery.layouts import run_layout
 from stoker.tensors import TensorList, TensorListGPU
 
 # Values flowing between operators: a dense array (sample axis first) or a list of arrays.

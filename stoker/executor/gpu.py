@@ -24,7 +24,7 @@ import numpy as np
 from stoker.errors import DeviceError, StokerError
 from stoker.executor.context import BatchContext, GpuContext, SampleFailure
 from stoker.graph.node import DataNode, OpNode
-from stoker.operators.base import as_outputs, batch_error, sample_error
+from stoker.operators.machinery.base import as_outputs, batch_error, sample_error
 
 
 class PartialBatch:

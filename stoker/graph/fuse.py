@@ -88,7 +88,7 @@ def _lone_decoder(src: DataNode, uses: Counter) -> OpNode | None:
 
 def _window_decoder_args(dec: OpNode, target: str, window: dict) -> tuple:
     """The schema of ``target`` and the decoder's arguments that it takes, plus the window."""
-    from stoker.operators.registry import REGISTRY, all_args
+    from stoker.operators.machinery.registry import REGISTRY, all_args
 
     schema = REGISTRY[target]
     known = all_args(schema)
@@ -185,7 +185,7 @@ def _become(op: OpNode, target: str, first: OpNode, inputs: list[DataNode], stag
             arg_nodes: dict[str, DataNode], origin: OpNode) -> None:
     """``op`` (the chain's last operator) turns into ``target``, standing for the chain
     from ``first`` to itself (named so in errors)."""
-    from stoker.operators.registry import REGISTRY
+    from stoker.operators.machinery.registry import REGISTRY
 
     chain = f"{_chain_name(first)} -> {op.schema.fn_name}"
     op.schema = REGISTRY[target]

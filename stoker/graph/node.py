@@ -116,14 +116,14 @@ class DataNode:
     def gpu(self) -> DataNode:
         if self.device == "gpu":
             return self
-        from stoker.operators.registry import call_op
+        from stoker.operators.machinery.registry import call_op
 
         return call_op("_to_device", [self], {"device": "gpu"})
 
     def cpu(self) -> DataNode:
         if self.device == "cpu":
             return self
-        from stoker.operators.registry import call_op
+        from stoker.operators.machinery.registry import call_op
 
         # Runs in the batch's GPU part (after the GPU operators); its output is a CPU node,
         # which the executor downloads to host memory.
@@ -132,13 +132,13 @@ class DataNode:
         return out
 
     def shape(self, dtype: Any = None, device: str = "cpu") -> DataNode:
-        from stoker.operators.registry import call_op
+        from stoker.operators.machinery.registry import call_op
 
         args = {} if dtype is None else {"dtype": dtype}
         return call_op("shapes", [self], args)
 
     def source_info(self) -> DataNode:
-        from stoker.operators.registry import call_op
+        from stoker.operators.machinery.registry import call_op
 
         return call_op("get_property", [self], {"key": "source_info"})
 

@@ -16,8 +16,8 @@ from stoker.errors import ArgumentTypeError
 from stoker.graph.node import DataNode
 from stoker.kernels.cpu import arith
 from stoker.kernels.gpu.lazy import lazy
-from stoker.operators.registry import call_op, register
-from stoker.operators.schema import Arg, Example, Input, OpSchema
+from stoker.operators.machinery.registry import call_op, register
+from stoker.operators.machinery.schema import Arg, Example, Input, OpSchema
 
 _OPS = arith.BINARY + arith.UNARY + ("clamp", "rsqrt")
 

@@ -34,9 +34,9 @@ from stoker.operators.image_args import (
     out_dtype,
     rgb_images,
 )
-from stoker.operators.layouts import NdimLayout, image_layout
-from stoker.operators.registry import register
-from stoker.operators.schema import REQUIRED, Arg, Example, Input, OpSchema
+from stoker.operators.machinery.layouts import NdimLayout, image_layout
+from stoker.operators.machinery.registry import register
+from stoker.operators.machinery.schema import REQUIRED, Arg, Example, Input, OpSchema
 
 IMAGE = Input("input", "Images: HWC, or FHWC/DHWC sequences and volumes.")
 T = types.DALIDataType

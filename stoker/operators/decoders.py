@@ -28,8 +28,8 @@ from stoker.kernels.cpu import tensor as T
 from stoker.kernels.cpu.crop_window import random_crop_window
 from stoker.operators.decoders_mixed import mixed_kernel
 from stoker.operators.geometry import resolve_windows
-from stoker.operators.registry import register
-from stoker.operators.schema import Arg, Example, Input, OpSchema
+from stoker.operators.machinery.registry import register
+from stoker.operators.machinery.schema import Arg, Example, Input, OpSchema
 
 ENCODED = Input("input", "Encoded images: 1-D uint8 samples (JPEG, PNG, BMP, TIFF, WebP, PNM, "
                          "JPEG 2000).")

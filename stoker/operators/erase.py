@@ -22,8 +22,8 @@ from stoker.errors import ArgumentError
 from stoker.kernels.cpu import mask as K
 from stoker.operators.geometry import sample_kernel
 from stoker.operators.image_args import column, given, layout_of
-from stoker.operators.registry import register
-from stoker.operators.schema import Arg, Example, Input, OpSchema
+from stoker.operators.machinery.registry import register
+from stoker.operators.machinery.schema import Arg, Example, Input, OpSchema
 
 _GUESS = {2: "HW", 3: "HWC", 4: "FHWC"}
 

@@ -35,8 +35,8 @@ from stoker.operators.external_data import (
     layout_fits,
     per_output,
 )
-from stoker.operators.registry import register
-from stoker.operators.schema import Arg, Example, OpSchema
+from stoker.operators.machinery.registry import register
+from stoker.operators.machinery.schema import Arg, Example, OpSchema
 
 _CYCLE = {None: "no", False: "no", "no": "no", True: "quiet", "quiet": "quiet", "raise": "raise"}
 

@@ -18,9 +18,9 @@ from stoker.kernels.cpu import blur as B
 from stoker.kernels.cpu.distort import jpeg_roundtrip
 from stoker.operators.geometry import sample_kernel
 from stoker.operators.image_args import check_input_type, column, dtype_rule, out_dtype
-from stoker.operators.layouts import image_layout
-from stoker.operators.registry import register
-from stoker.operators.schema import Arg, Example, Input, OpSchema
+from stoker.operators.machinery.layouts import image_layout
+from stoker.operators.machinery.registry import register
+from stoker.operators.machinery.schema import Arg, Example, Input, OpSchema
 
 _SPATIAL = "DHW"
 

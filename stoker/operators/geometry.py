@@ -18,10 +18,10 @@ from stoker.kernels.cpu import crop as K
 from stoker.kernels.cpu.tensor import c_cast, convert_saturate
 from stoker.kernels.gpu.lazy import lazy
 from stoker.operators import crop_planes as P
-from stoker.operators.base import SampleOp
-from stoker.operators.layouts import NdimLayout, image_layout
-from stoker.operators.registry import register
-from stoker.operators.schema import Arg, Example, Input, OpSchema
+from stoker.operators.machinery.base import SampleOp
+from stoker.operators.machinery.layouts import NdimLayout, image_layout
+from stoker.operators.machinery.registry import register
+from stoker.operators.machinery.schema import Arg, Example, Input, OpSchema
 
 IMAGE = Input("input", "Images (HWC, CHW or HW), sequences (FHWC, FCHW, CFHW) or volumes "
                        "(DHWC, CDHW, FDHWC, FCDHW, CFDHW).")

@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from stoker.operators.registry import register
-from stoker.operators.schema import Arg, Example, Input, OpSchema
+from stoker.operators.machinery.registry import register
+from stoker.operators.machinery.schema import Arg, Example, Input, OpSchema
 from stoker.readers.files import read_file
 
 

@@ -17,9 +17,9 @@ from stoker.errors import ArgumentError
 from stoker.kernels.cpu import lut as K
 from stoker.operators.geometry import sample_kernel
 from stoker.operators.image_args import check_input_type, layout_of
-from stoker.operators.layouts import NdimLayout
-from stoker.operators.registry import register
-from stoker.operators.schema import Arg, Example, Input, OpSchema
+from stoker.operators.machinery.layouts import NdimLayout
+from stoker.operators.machinery.registry import register
+from stoker.operators.machinery.schema import Arg, Example, Input, OpSchema
 
 _EQ_LAYOUTS = {2: "HW", 3: "HWC", 4: "FHWC"}
 

@@ -22,8 +22,8 @@ import numpy as np
 from stoker.kernels.cpu import noise as K
 from stoker.kernels.cpu.rng import normal_from_uniform
 from stoker.operators.image_args import check_input_type, column, given
-from stoker.operators.registry import register
-from stoker.operators.schema import Arg, Example, Input, OpSchema
+from stoker.operators.machinery.registry import register
+from stoker.operators.machinery.schema import Arg, Example, Input, OpSchema
 
 _TYPES = (np.uint8, np.int8, np.uint16, np.int16, np.uint32, np.int32, np.uint64, np.int64,
           np.float32)

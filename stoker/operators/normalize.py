@@ -22,8 +22,8 @@ from stoker.operators.geometry import (
     image_instance,
     sample_kernel,
 )
-from stoker.operators.registry import register
-from stoker.operators.schema import Arg, Example, OpSchema
+from stoker.operators.machinery.registry import register
+from stoker.operators.machinery.schema import Arg, Example, OpSchema
 
 
 def _channels_vector(value: Any, channels: int, name: str) -> np.ndarray:

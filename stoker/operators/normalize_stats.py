@@ -23,8 +23,8 @@ from stoker.errors import ArgumentError
 from stoker.kernels.cpu import stats as K
 from stoker.kernels.gpu.lazy import lazy
 from stoker.operators.image_args import check_input_type
-from stoker.operators.registry import register
-from stoker.operators.schema import Arg, Example, Input, OpSchema
+from stoker.operators.machinery.registry import register
+from stoker.operators.machinery.schema import Arg, Example, Input, OpSchema
 
 T = types.DALIDataType
 _IN_TYPES = (np.uint8, np.int8, np.uint16, np.int16, np.uint32, np.int32, np.float32)

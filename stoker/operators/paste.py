@@ -11,9 +11,9 @@ import numpy as np
 
 from stoker.errors import ArgumentError
 from stoker.kernels.cpu import paste as K
-from stoker.operators.layouts import image_layout
-from stoker.operators.registry import register
-from stoker.operators.schema import REQUIRED, Arg, Example, Input, OpSchema
+from stoker.operators.machinery.layouts import image_layout
+from stoker.operators.machinery.registry import register
+from stoker.operators.machinery.schema import REQUIRED, Arg, Example, Input, OpSchema
 
 
 def paste_kernel(ins: list, args: dict, ctx: Any) -> np.ndarray:

@@ -16,8 +16,8 @@ import numpy as np
 from stoker import types
 from stoker.errors import ArgumentError
 from stoker.kernels.cpu.rng import normal_from_uniform
-from stoker.operators.registry import register
-from stoker.operators.schema import Arg, Example, Input, OpSchema
+from stoker.operators.machinery.registry import register
+from stoker.operators.machinery.schema import Arg, Example, Input, OpSchema
 
 SHAPE_LIKE = Input("shape_like", "Optional: one value is drawn per element of this sample.",
                    optional=True)

@@ -23,6 +23,7 @@ unless ``pad_last_batch``) and ``pipe.reset()`` leaves them where they are.
 
 from __future__ import annotations
 
+import os
 import threading
 import weakref
 from typing import Any
@@ -31,8 +32,8 @@ import numpy as np
 
 from stoker.errors import ArgumentError, SampleError
 from stoker.graph.node import OpNode
-from stoker.operators.registry import register
-from stoker.operators.schema import Arg, Example, OpSchema
+from stoker.operators.machinery.registry import register
+from stoker.operators.machinery.schema import Arg, Example, OpSchema
 from stoker.readers.files import FileBatchReader
 from stoker.readers.index import (
     DEFAULT_FILE_FILTERS,
@@ -243,7 +244,7 @@ def _check(args: dict) -> None:
 
 
 def _example_files() -> list[str]:
-    return [__file__, __file__.replace("readers.py", "schema.py")]
+    return [__file__, os.path.join(os.path.dirname(__file__), "__init__.py")]
 
 
 SCHEMA = register(OpSchema(

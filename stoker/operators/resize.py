@@ -19,9 +19,9 @@ from stoker.kernels.cpu import crop as crop_kernels
 from stoker.kernels.cpu import resize as K
 from stoker.kernels.cpu.crop_window import random_crop_window
 from stoker.kernels.gpu.lazy import lazy
-from stoker.operators.layouts import image_layout
-from stoker.operators.registry import register
-from stoker.operators.schema import REQUIRED, Arg, Example, Input, OpSchema
+from stoker.operators.machinery.layouts import image_layout
+from stoker.operators.machinery.registry import register
+from stoker.operators.machinery.schema import REQUIRED, Arg, Example, Input, OpSchema
 
 IMAGE = Input("input", "Images: HWC, CHW, FHWC, FCHW or CFHW (HW too).")
 LINEAR = types.DALIInterpType.INTERP_LINEAR

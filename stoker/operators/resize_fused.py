@@ -43,16 +43,16 @@ from stoker.kernels.cpu.crop_window import window_stream
 from stoker.kernels.cpu.resize_normalize import Normalize, normalize_stage, resample_normalized
 from stoker.operators import decoders
 from stoker.operators import resize as resize_ops
-from stoker.operators.base import SampleOp
 from stoker.operators.geometry import resolve_windows, sample_kernel, window_size
+from stoker.operators.machinery.base import SampleOp
+from stoker.operators.machinery.registry import REGISTRY, register
+from stoker.operators.machinery.schema import COMMON_ARGS, Arg, Example, Input, OpSchema, check_arg
 from stoker.operators.normalize import (
     _channels_vector,
     add_channels,
     added_channel_values,
     cmn_batch,
 )
-from stoker.operators.registry import REGISTRY, register
-from stoker.operators.schema import COMMON_ARGS, Arg, Example, Input, OpSchema, check_arg
 
 STAGES = ("decode", "resize", "random_resized_crop", "normalize")
 _HWC = ("HWC",)

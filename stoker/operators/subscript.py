@@ -16,9 +16,9 @@ import numpy as np
 from stoker.errors import ArgumentTypeError
 from stoker.graph.node import DataNode
 from stoker.kernels.cpu import tensor as k
-from stoker.operators.registry import call_op, register
-from stoker.operators.schema import Arg, Example, Input, OpSchema
-from stoker.operators.tensor_util import common_row
+from stoker.operators.machinery.registry import call_op, register
+from stoker.operators.machinery.schema import Arg, Example, Input, OpSchema
+from stoker.operators.machinery.tensor_util import common_row
 
 
 class NewAxis:

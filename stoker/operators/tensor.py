@@ -14,10 +14,10 @@ from stoker import types
 from stoker.errors import ArgumentError
 from stoker.kernels.cpu import tensor as tensor_kernels
 from stoker.kernels.gpu.lazy import lazy
-from stoker.operators.layouts import NdimLayout, run_layout
-from stoker.operators.registry import call_op, register
-from stoker.operators.schema import REQUIRED, Arg, Example, Input, OpSchema
-from stoker.operators.tensor_util import batch_of, batch_stage, check_out_layout
+from stoker.operators.machinery.layouts import NdimLayout, run_layout
+from stoker.operators.machinery.registry import call_op, register
+from stoker.operators.machinery.schema import REQUIRED, Arg, Example, Input, OpSchema
+from stoker.operators.machinery.tensor_util import batch_of, batch_stage, check_out_layout
 
 _X = Input("input", "The data.")
 _U8 = [np.arange(12, dtype=np.uint8).reshape(2, 2, 3), np.arange(18, dtype=np.uint8)
@@ -112,7 +112,7 @@ def get_property_sample(ins: list, args: dict, ctx: Any) -> np.ndarray:
 
 
 def _get_property_instance(op: Any, pipeline: Any) -> Any:
-    from stoker.operators.base import SampleOp
+    from stoker.operators.machinery.base import SampleOp
 
     inst = SampleOp(op, pipeline)
     if op.args["key"] == "layout":

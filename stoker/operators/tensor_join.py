@@ -13,9 +13,9 @@ import numpy as np
 from stoker.errors import ArgumentError
 from stoker.kernels.cpu import tensor as k
 from stoker.kernels.gpu.lazy import lazy
-from stoker.operators.registry import register
-from stoker.operators.schema import Arg, Example, Input, OpSchema
-from stoker.operators.tensor_util import (
+from stoker.operators.machinery.registry import register
+from stoker.operators.machinery.schema import Arg, Example, Input, OpSchema
+from stoker.operators.machinery.tensor_util import (
     BatchStage,
     batch_of,
     check_out_layout,

@@ -17,9 +17,14 @@ from stoker.errors import ArgumentError
 from stoker.graph.node import DataNode
 from stoker.kernels.cpu import tensor as k
 from stoker.kernels.gpu.lazy import lazy
-from stoker.operators.registry import register
-from stoker.operators.schema import REQUIRED, Arg, Example, Input, OpSchema
-from stoker.operators.tensor_util import check_out_layout, common_row, in_layout, layout_instance
+from stoker.operators.machinery.registry import register
+from stoker.operators.machinery.schema import REQUIRED, Arg, Example, Input, OpSchema
+from stoker.operators.machinery.tensor_util import (
+    check_out_layout,
+    common_row,
+    in_layout,
+    layout_instance,
+)
 
 _U8 = [np.arange(24, dtype=np.uint8).reshape(2, 3, 4), np.arange(24, 48, dtype=np.uint8)
        .reshape(2, 3, 4)]

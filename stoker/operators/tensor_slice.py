@@ -15,9 +15,9 @@ import numpy as np
 from stoker import types
 from stoker.errors import ArgumentError
 from stoker.kernels.cpu import tensor as k
-from stoker.operators.registry import register
-from stoker.operators.schema import Arg, Example, Input, OpSchema
-from stoker.operators.tensor_util import common_row, in_layout, layout_instance
+from stoker.operators.machinery.registry import register
+from stoker.operators.machinery.schema import Arg, Example, Input, OpSchema
+from stoker.operators.machinery.tensor_util import common_row, in_layout, layout_instance
 
 _NAMED = ("start", "rel_start", "end", "rel_end", "shape", "rel_shape")
 _ENDS = ("end", "rel_end", "shape", "rel_shape")

@@ -16,8 +16,8 @@ import numpy as np
 from stoker import types
 from stoker.errors import ArgumentError
 from stoker.kernels.cpu import affine as A
-from stoker.operators.registry import register
-from stoker.operators.schema import REQUIRED, Arg, Example, Input, OpSchema
+from stoker.operators.machinery.registry import register
+from stoker.operators.machinery.schema import REQUIRED, Arg, Example, Input, OpSchema
 
 _PRIOR = Input("input", "Optional transform (ndim, ndim + 1) to compose with.", optional=True)
 _REVERSE = Arg("reverse_order", "bool", False, "Apply this transform before the input one "

@@ -15,10 +15,10 @@ import numpy as np
 from stoker import types
 from stoker.errors import ArgumentError
 from stoker.kernels.cpu import warp as K
-from stoker.operators.layouts import image_layout
-from stoker.operators.registry import register
+from stoker.operators.machinery.layouts import image_layout
+from stoker.operators.machinery.registry import register
+from stoker.operators.machinery.schema import REQUIRED, Arg, Example, Input, OpSchema
 from stoker.operators.resize import as_frames, from_frames
-from stoker.operators.schema import REQUIRED, Arg, Example, Input, OpSchema
 
 IMAGE = Input("input", "Images: HWC or FHWC (CHW, FCHW and HW too).")
 _INTERPS = (types.DALIInterpType.INTERP_NN, types.DALIInterpType.INTERP_LINEAR)

@@ -33,9 +33,9 @@ from typing import Any
 
 import stoker.fn as _fn
 from stoker.graph.node import DataNode
-from stoker.operators.aliases import FN_ALIASES, deprecation_message
-from stoker.operators.registry import REGISTRY, all_args
-from stoker.operators.schema import OpSchema, check_arg, unknown_arg_error
+from stoker.operators.machinery.aliases import FN_ALIASES, deprecation_message
+from stoker.operators.machinery.registry import REGISTRY, all_args
+from stoker.operators.machinery.schema import OpSchema, check_arg, unknown_arg_error
 
 # Words DALI spells in capitals where plain capitalisation would not (``RandomBBoxCrop``).
 _WORDS = {"bbox": "BBox", "dl": "DL", "mfcc": "MFCC", "roi": "ROI", "coco": "COCO",
@@ -158,5 +158,6 @@ _fill(sys.modules[__name__])
 # The operator machinery lived at stoker.ops.* before this package took DALI's name;
 # code written against it (the DALI test harness among others) still imports it there.
 for _name, _module in list(sys.modules.items()):
-    if _name.startswith("stoker.operators.") and _name.count(".") == 2:
+    if _name.startswith("stoker.operators.") and _name.count(".") == 2 or \
+            _name.startswith("stoker.operators.machinery."):
         sys.modules.setdefault("stoker.ops." + _name.rsplit(".", 1)[1], _module)

@@ -23,7 +23,7 @@ from stoker.executor.prefetch import Prefetcher
 from stoker.graph.compile import compile_plan
 from stoker.graph.layouts import is_refused
 from stoker.graph.node import DataNode, OpNode, current_pipeline, pipeline_stack
-from stoker.operators.base import SampleOp
+from stoker.operators.machinery.base import SampleOp
 from stoker.pipeline.checkpoint import Tracker, check_graph, decode, encode, warn_unsaved_sources
 
 # Built pipelines, closed at interpreter exit before the worker pools (atexit runs the

@@ -70,7 +70,7 @@ def test_crop_trim_to_shape_and_truncate():
 
 def test_crop_outside_refused_as_on_cpu():
     from stoker.executor.context import BatchContext, GpuContext
-    from stoker.operators.registry import REGISTRY
+    from stoker.operators.machinery.registry import REGISTRY
 
     with pytest.raises(Exception, match="can't be placed out of bounds"):
         both(lambda x: fn.crop(x, crop=[20, 2]), U8, layouts=["HWC"])  # the CPU operator

@@ -13,7 +13,7 @@ import pytest
 from gpu_ops_helpers import both
 
 import stoker.fn  # noqa: F401  (registers every operator family)
-from stoker.operators.registry import REGISTRY, call_op
+from stoker.operators.machinery.registry import REGISTRY, call_op
 
 pytest.importorskip("torch")
 

@@ -259,7 +259,7 @@ def test_mixed_decode_then_gpu_crop_mirror_normalize_equals_the_cpu_pipeline() -
 
 
 def test_gpu_operator_error_names_the_operator(monkeypatch) -> None:
-    from stoker.operators.registry import REGISTRY
+    from stoker.operators.machinery.registry import REGISTRY
 
     def broken(ins, args, ctx):
         raise RuntimeError("kernel exploded")

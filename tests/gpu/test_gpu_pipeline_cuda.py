@@ -41,7 +41,7 @@ def test_gpu_outputs_live_on_cuda_device_id_and_carry_an_event() -> None:
 
 
 def test_gpu_part_runs_on_the_pipelines_own_stream(monkeypatch) -> None:
-    from stoker.operators.registry import REGISTRY
+    from stoker.operators.machinery.registry import REGISTRY
 
     streams = []
     real = REGISTRY["flip"].gpu_kernel
@@ -68,7 +68,7 @@ def test_run_returns_before_the_gpu_work_ends_and_consumers_wait_on_the_event(mo
         torch.cuda._sleep(200_000_000)  # ~0.1 s of GPU time, enqueued on the stream
         return ins[0] + 1
 
-    from stoker.operators.registry import REGISTRY
+    from stoker.operators.machinery.registry import REGISTRY
 
     monkeypatch.setitem(REGISTRY, "flip", dataclasses.replace(REGISTRY["flip"],
                                                               gpu_kernel=slow_kernel))

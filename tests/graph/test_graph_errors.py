@@ -19,7 +19,7 @@ from stoker import (
     types,
 )
 from stoker.errors import GpuFallbackWarning
-from stoker.operators import registry
+from stoker.operators.machinery import registry
 
 
 def _batch() -> list[np.ndarray]:

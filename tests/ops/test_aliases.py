@@ -12,8 +12,8 @@ import pytest
 from helpers import run_pipeline
 
 from stoker import fn, pipeline_def
-from stoker.operators.aliases import DEPRECATED_OPERATORS, FN_ALIASES
-from stoker.operators.registry import REGISTRY
+from stoker.operators.machinery.aliases import DEPRECATED_OPERATORS, FN_ALIASES
+from stoker.operators.machinery.registry import REGISTRY
 
 RECORDED = json.loads((pathlib.Path(__file__).parents[1] / "data" / "dali_fn_aliases.json")
                       .read_text())["aliases"]

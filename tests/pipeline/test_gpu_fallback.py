@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from helpers import gradient_jpeg
 
-import stoker.operators.registry as registry
+import stoker.operators.machinery.registry as registry
 from stoker import fn, pipeline_def, types
 from stoker.errors import GpuFallbackWarning, GraphError
 

@@ -15,7 +15,7 @@ import torch
 from stoker import types
 from stoker.kernels.cpu.tensor import transpose_axes
 from stoker.kernels.gpu import common as G
-from stoker.operators.tensor_util import check_out_layout
+from stoker.operators.machinery.tensor_util import check_out_layout
 
 
 def _each(x: Any, fn: Any) -> Any:

@@ -37,7 +37,7 @@ from arg_forms_cases import FORMS, KINDS, Lib, encode_inputs, input_arrays, make
 from nvidia.dali import backend as dali_backend  # noqa: E402
 
 import stoker.fn  # noqa: E402, F401  (registers every operator)
-from stoker.operators.registry import REGISTRY  # noqa: E402
+from stoker.operators.machinery.registry import REGISTRY  # noqa: E402
 
 OUT = ROOT / "tests" / "data" / "dali_arg_forms.json"
 DALI_SCHEMAS = json.loads((ROOT / "tests" / "data" / "dali_schema.json").read_text())["ops"]

@@ -22,7 +22,7 @@ from stoker import types
 from stoker.errors import ArgumentError, ArgumentTypeError
 
 if TYPE_CHECKING:
-    from stoker.operators.schema import Arg, OpSchema
+    from stoker.operators.machinery.schema import Arg, OpSchema
 
 # What each argument type accepts; check_arg turns a user's value into this form.
 ARG_TYPES = {

@@ -23,7 +23,13 @@ from stoker.errors import (
     MissingArgumentError,
 )
 from stoker.graph.node import DataNode, OpNode, check_same_pipeline, current_pipeline
-from stoker.operators.schema import COMMON_ARGS, REQUIRED, OpSchema, check_arg, unknown_arg_error
+from stoker.operators.machinery.schema import (
+    COMMON_ARGS,
+    REQUIRED,
+    OpSchema,
+    check_arg,
+    unknown_arg_error,
+)
 
 REGISTRY: dict[str, OpSchema] = {}
 
@@ -303,8 +309,8 @@ def _namespace(root: pytypes.ModuleType, parents: list[str]) -> pytypes.ModuleTy
 
 def fill_namespace(root: pytypes.ModuleType) -> None:
     """Adds a function per public schema to ``root`` and its sub-namespaces, then DALI's
-    deprecated names of those operators (``operators/aliases.py``)."""
-    from stoker.operators.aliases import add_aliases
+    deprecated names of those operators (``operators/machinery/aliases.py``)."""
+    from stoker.operators.machinery.aliases import add_aliases
 
     for name, schema in sorted(REGISTRY.items()):
         if name.startswith("_"):

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from stoker.errors import ArgumentTypeError
-from stoker.operators.arg_check import ARG_TYPES, check_arg  # noqa: F401  (re-exported)
+from stoker.operators.machinery.arg_check import ARG_TYPES, check_arg  # noqa: F401  (re-exported)
 
 
 class _Required:

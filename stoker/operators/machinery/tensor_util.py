@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from stoker.operators.base import SampleOp
+from stoker.operators.machinery.base import SampleOp
 
 
 def layout_instance(op: Any, pipeline: Any) -> SampleOp:
