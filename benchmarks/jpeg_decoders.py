@@ -11,7 +11,7 @@ CMYK and restart-marker JPEGs decode. Candidates that are not installed are skip
         nvidia-nvimgcodec-cu13 scikit-image      # scikit-image only for its sample photos
     python benchmarks/jpeg_decoders.py [--seconds 1.0]
 
-``tj3`` is stoker's own binding (stoker/kernels/cpu/turbojpeg.py): ctypes calls into the
+``tj3`` is stoker's own binding (stoker/kernels/cpu/image/turbojpeg.py): ctypes calls into the
 libturbojpeg that a wheel bundles; ctypes drops the GIL for the call.
 """
 
@@ -94,7 +94,7 @@ def corpus() -> list[bytes]:
 
 
 def windows(jpegs: list[bytes], shapes: list[tuple[int, int]]) -> list[tuple[int, ...]]:
-    from stoker.kernels.cpu.crop_window import random_crop_window
+    from stoker.kernels.cpu.image.crop_window import random_crop_window
 
     gen = np.random.default_rng(1)
     return [random_crop_window(gen, h, w, [0.08, 1.0], [3 / 4, 4 / 3], 10) for h, w in shapes]
@@ -105,8 +105,8 @@ def windows(jpegs: list[bytes], shapes: list[tuple[int, int]]) -> list[tuple[int
 # keys mean "not supported by this library".
 
 def cand_tj3() -> dict:
-    from stoker.kernels.cpu import decode as kernel
-    from stoker.kernels.cpu import turbojpeg as tj
+    from stoker.kernels.cpu.image import decode as kernel
+    from stoker.kernels.cpu.image import turbojpeg as tj
 
     return {
         "full": lambda b: kernel.decode(b),  # stoker's kernel: + EXIF, CMYK, checks

@@ -45,7 +45,7 @@ def main() -> None:
     p.build()
     theirs = [np.array(t) for t in p.run()[0]]
 
-    from stoker.kernels.cpu import turbojpeg
+    from stoker.kernels.cpu.image import turbojpeg
 
     ours = [turbojpeg.decode(d) for d in datas]
     same = all(np.array_equal(a, b) for a, b in zip(ours, theirs, strict=True))

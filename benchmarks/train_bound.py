@@ -40,10 +40,10 @@ PEERS = ("bound-train", "bound-decode", "stoker-train", "stoker-decode-crop", "d
 def _bound_jobs(files: list[np.ndarray]) -> list[tuple]:
     """Per image and epoch (4): what the timed loop needs, worked out beforehand."""
     from stoker.cli.pipelines import MEAN, STD
-    from stoker.kernels.cpu import resize as R
-    from stoker.kernels.cpu import turbojpeg
-    from stoker.kernels.cpu.crop_window import random_crop_window
-    from stoker.kernels.cpu.resize_normalize import normalize_stage
+    from stoker.kernels.cpu.image import resize as R
+    from stoker.kernels.cpu.image import turbojpeg
+    from stoker.kernels.cpu.image.crop_window import random_crop_window
+    from stoker.kernels.cpu.image.resize_normalize import normalize_stage
 
     norm = normalize_stage(np.array(MEAN, np.float32), np.array(STD, np.float32), 1.0, 0.0,
                            True, np.dtype(np.float32), True)
@@ -65,8 +65,8 @@ def _bound_jobs(files: list[np.ndarray]) -> list[tuple]:
 
 
 def _run_bound(files: list[np.ndarray], threads: int, seconds: float, resample: bool) -> float:
-    from stoker.kernels.cpu import turbojpeg
-    from stoker.kernels.cpu.resize_normalize import resample_normalized
+    from stoker.kernels.cpu.image import turbojpeg
+    from stoker.kernels.cpu.image.resize_normalize import resample_normalized
 
     lib = turbojpeg.library()
     jobs = _bound_jobs(files)

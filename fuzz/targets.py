@@ -25,8 +25,8 @@ import re
 
 import numpy as np
 
-from stoker.kernels.cpu import turbojpeg
-from stoker.kernels.cpu.decode import (
+from stoker.kernels.cpu.image import turbojpeg
+from stoker.kernels.cpu.image.decode import (
     OUTPUT_TYPES,
     DecodeError,
     UnsupportedFormat,
@@ -35,7 +35,7 @@ from stoker.kernels.cpu.decode import (
     output_shape,
     probe,
 )
-from stoker.kernels.cpu.decode_header import CorruptHeader
+from stoker.kernels.cpu.image.decode_header import CorruptHeader
 from stoker.readers.file_list import FileListError, parse_file_list
 from stoker.readers.index import glob_matcher
 

@@ -162,11 +162,11 @@ def _fold_cmn_window_into_decoder(op: OpNode, uses: Counter) -> bool:
 
 
 # -- resampling chains: decode -> resize -> crop_mirror_normalize as one kernel ---------------
-# The hidden operators of ops/resize_fused.py keep each fused operator's arguments as one
-# dict per stage, and its per-sample arguments as "<stage>:<name>". The operator that the
-# chain ends with becomes the fused one (so the graph's outputs stay where they are); if a
-# random operator was absorbed, "_seed_from" names it and the fused operator draws with
-# its seed (graph/compile.py), so fusing never changes a random draw.
+# The hidden operators of operators/image/resize_fused.py keep each fused operator's
+# arguments as one dict per stage, and its per-sample arguments as "<stage>:<name>". The
+# operator that the chain ends with becomes the fused one (so the graph's outputs stay where
+# they are); if a random operator was absorbed, "_seed_from" names it and the fused operator
+# draws with its seed (graph/compile.py), so fusing never changes a random draw.
 
 _RESAMPLERS = ("resize", "random_resized_crop")
 

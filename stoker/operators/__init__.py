@@ -6,23 +6,25 @@ import importlib
 
 # Family modules; each registers its schemas on import.
 FAMILIES = ("external_source", "random", "arithmetic", "tensor", "tensor_shape", "tensor_join",
-            "tensor_slice", "subscript", "geometry", "normalize", "readers")
+            "tensor_slice", "subscript", "image.geometry", "image.crop_mirror_normalize",
+            "readers")
 
 # Color and pixel families: color, blur/JPEG filters, noise, erase/grid_mask, lookups,
 # and normalize (mean/stddev statistics).
-FAMILIES += ("color", "filters", "noise", "erase", "lut", "normalize_stats")
+FAMILIES += ("image.color", "image.filters", "image.noise", "image.erase", "image.lut",
+             "normalize_stats")
 
 # Geometric families: resampling, warps, affine transforms and coordinates, paste.
-FAMILIES += ("resize", "transforms", "warp", "paste")
+FAMILIES += ("image.resize", "image.transforms", "image.warp", "image.paste")
 
 # Image decoders (JPEG through libjpeg-turbo, other formats through OpenCV).
-FAMILIES += ("decoders",)
+FAMILIES += ("image.decoders",)
 
 # Reading files named by data (fn.io.file.read).
 FAMILIES += ("io_file",)
 
 # Hidden operators that graph/fuse.py substitutes for decode -> resize -> normalize chains.
-FAMILIES += ("resize_fused",)
+FAMILIES += ("image.resize_fused",)
 
 
 def load_all() -> None:

@@ -22,7 +22,7 @@ from stoker import types
 from stoker.errors import ArgumentError
 from stoker.kernels.cpu import stats as K
 from stoker.kernels.gpu.lazy import lazy
-from stoker.operators.image_args import check_input_type
+from stoker.operators.image.image_args import check_input_type
 from stoker.operators.machinery.registry import register
 from stoker.operators.machinery.schema import Arg, Example, Input, OpSchema
 

@@ -263,7 +263,7 @@ register(OpSchema(
 
 def crop_window_batch(ins: list, args: dict, ctx: Any) -> tuple[np.ndarray, np.ndarray]:
     """(anchor, shape) of a random window covering a random area and aspect ratio."""
-    from stoker.kernels.cpu.crop_window import random_crop_window
+    from stoker.kernels.cpu.image.crop_window import random_crop_window
 
     shapes = ins[0]
     n = ctx.n

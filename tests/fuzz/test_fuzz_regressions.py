@@ -11,8 +11,8 @@ import cv2
 import numpy as np
 import pytest
 
-from stoker.kernels.cpu import decode as K
-from stoker.kernels.cpu import turbojpeg
+from stoker.kernels.cpu.image import decode as K
+from stoker.kernels.cpu.image import turbojpeg
 from stoker.readers.index import glob_matcher
 
 pytest.importorskip("pylibjxl")  # the libturbojpeg these bugs live behind

@@ -167,7 +167,7 @@ def test_mixed_crop_window_outside_the_image_names_operator_and_sample() -> None
 
 
 def test_mixed_decoder_backend_override_is_checked(monkeypatch) -> None:
-    from stoker.kernels.gpu import jpeg as J
+    from stoker.kernels.gpu.image import jpeg as J
 
     monkeypatch.setenv("STOKER_MIXED_DECODER", "nvjpg")
     with pytest.raises(ValueError, match="STOKER_MIXED_DECODER='nvjpg': must be one of "

@@ -19,7 +19,7 @@ from helpers import gradient_jpeg  # noqa: E402
 
 from stoker import Pipeline, fn, pipeline_def, types  # noqa: E402
 from stoker.executor import gpu as G  # noqa: E402
-from stoker.kernels.gpu import jpeg as J  # noqa: E402
+from stoker.kernels.gpu.image import jpeg as J  # noqa: E402
 from stoker.plugin.pytorch import DALIGenericIterator  # noqa: E402
 from stoker.tensors import TensorListGPU  # noqa: E402
 

@@ -1,4 +1,4 @@
-"""Checkpoints of pipelines that fusion rewrote (graph/fuse.py, operators/resize_fused.py).
+"""Checkpoints of pipelines that fusion rewrote (graph/fuse.py, operators/image/resize_fused.py).
 
 Fusion rewrites operators in place at build(); a checkpoint must still describe the
 user's graph, or a pipeline restored from it (checked before its own build) is refused
@@ -18,7 +18,7 @@ import pytest
 
 from stoker import fn, pipeline_def, types
 from stoker.graph import fuse
-from stoker.operators import resize_fused
+from stoker.operators.image import resize_fused
 
 BATCH = 3
 MEAN, STD = [120.0, 110.0, 100.0], [60.0, 61.0, 62.0]

@@ -13,7 +13,7 @@ import pytest
 
 from stoker import fn, pipeline_def
 from stoker.errors import ArgumentError, PipelineError, SampleError
-from stoker.kernels.cpu import decode as K
+from stoker.kernels.cpu.image import decode as K
 
 SIZE = (24, 32)  # H, W of the good images
 

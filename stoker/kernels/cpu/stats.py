@@ -53,7 +53,7 @@ def reduced_shape(shape: tuple[int, ...], axes: tuple[int, ...]) -> tuple[int, .
 
 def _sums(x: np.ndarray, axes: tuple[int, ...], center: np.ndarray | None) -> np.ndarray:
     """Sum of x, or of (x - center)^2, over ``axes``, in the reduced (keepdims) shape."""
-    L = loops("pixel_loops")
+    L = loops("image.pixel_loops")
 
     red = reduced_shape(x.shape, axes)
     view = four_axes(x.shape, axes)
@@ -123,7 +123,7 @@ def normalize(x: np.ndarray, axes: tuple[int, ...], mean: np.ndarray, inv: np.nd
     """``(x - mean) * inv + shift`` in float32 (mean, inv in the reduced shape), converted to
     ``out_dtype`` rounding half away from zero and saturating; written to ``out`` if given
     (a contiguous array of x's shape)."""
-    L = loops("pixel_loops")
+    L = loops("image.pixel_loops")
     from stoker.kernels.cpu.saturate import round_sat, type_range
 
     out_dtype = np.dtype(out_dtype)

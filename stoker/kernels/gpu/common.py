@@ -4,7 +4,7 @@ A GPU operator gets its input as a dense tensor (sample axis first) or a list of
 (ragged batch), and per-sample argument values as the CPU batch kernels get them: numpy
 stacked on axis 0, or a list of arrays when ragged; ``_per_sample`` names them. The
 rounding helpers reproduce the CPU operators' conversions exactly
-(``kernels/cpu/saturate.py``, ``kernels/cpu/crop.py``).
+(``kernels/cpu/saturate.py``, ``kernels/cpu/image/crop.py``).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """References from operator schemas to GPU kernels that load torch only when called.
 
-``gpu_kernel=lazy("geometry", "crop")`` in a schema keeps ``import stoker`` free of torch:
-``stoker.kernels.gpu.geometry`` (and torch with it) is imported when a GPU operator first
+``gpu_kernel=lazy("image.geometry", "crop")`` in a schema keeps ``import stoker`` free of torch:
+``stoker.kernels.gpu.image.geometry`` (and torch with it) is imported when a GPU operator first
 runs.
 """
 

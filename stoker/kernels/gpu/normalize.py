@@ -16,7 +16,7 @@ import torch
 from stoker import types
 from stoker.kernels.gpu import common as G
 from stoker.operators import normalize_stats as N
-from stoker.operators.image_args import check_input_type
+from stoker.operators.image.image_args import check_input_type
 
 
 def _moments(xs: list[torch.Tensor], axes: tuple, mean: list | None, ddof: int,

@@ -21,7 +21,7 @@ and stores in tests/data/dali_decoders_exif.npz (key suffix ``_o{1..8}_{444,422,
   decode (each window equals that part of it: checked here);
 - ``resize``: the decode-resize chain's output, for the 4:2:0 files.
 
-The replay test: tests/ops/test_decoders_exif_vs_dali.py.
+The replay test: tests/image/test_decoders_exif_vs_dali.py.
 """
 
 from __future__ import annotations

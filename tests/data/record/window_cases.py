@@ -8,7 +8,7 @@ chains stoker fuses: crop -> crop_mirror_normalize, decoders.image -> crop / sli
 crop_mirror_normalize) and tests/data/dali_normalize_cases.json (fn.normalize). Each case
 (tests/window_cases.py says the format) is run by DALI and its output or error stored with
 it; ``match`` is a phrase of DALI's message that stoker's must contain (checked here on
-DALI's). The replay tests: tests/ops/test_crop_dali_cases.py and
+DALI's). The replay tests: tests/image/test_crop_dali_cases.py and
 tests/ops/test_normalize_dali_cases.py.
 """
 

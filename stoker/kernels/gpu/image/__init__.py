@@ -1,0 +1,1 @@
+"""Image operators: decoders, geometry, resampling, color, filters, noise, masks."""
