@@ -26,7 +26,7 @@ _NAMES = {
     "fn": "stoker.fn", "ops": "stoker.ops", "math": "stoker.math", "types": "stoker.types",
     "Pipeline": "stoker.pipeline", "pipeline_def": "stoker.pipeline",
     "DataNode": "stoker.graph.node", "TensorList": "stoker.tensors",
-    "newaxis": "stoker.operators.subscript",
+    "newaxis": "stoker.operators.tensor.subscript",
     **{name: "stoker.errors" for name in (
         "StokerError", "ArgumentError", "ArgumentTypeError", "DeviceError", "GraphError",
         "PipelineError", "SampleError")},
@@ -66,6 +66,6 @@ if TYPE_CHECKING:  # what static tools see
         StokerError,
     )
     from stoker.graph.node import DataNode
-    from stoker.operators.subscript import newaxis
+    from stoker.operators.tensor.subscript import newaxis
     from stoker.pipeline import Pipeline, pipeline_def
     from stoker.tensors import TensorList

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from stoker.operators.arithmetic import expression
+from stoker.operators.tensor.arithmetic import expression
 
 
 def _unary(op: str):

@@ -171,7 +171,7 @@ def Constant(value: Any, dtype: Any = None, shape: Any = None, layout: Any = Non
                  and not isinstance(value, _ENUM_TYPES))
     if is_scalar and not kwargs:
         return ScalarConstant(value, dtype)
-    from stoker.operators.tensor import constant_node
+    from stoker.operators.tensor.tensor import constant_node
 
     return constant_node(value, dtype=dtype, shape=shape, layout=layout, device=device, **kwargs)
 

@@ -151,6 +151,14 @@ def make_files(root: pathlib.Path, jpeg: bytes) -> None:
     (root / "list.txt").write_text("a/0.jpg 0\nb/1.jpg 1\n")
 
 
+def _root_in_data(sample: np.ndarray, root: str) -> np.ndarray:
+    """A path given as data (io.file.read's input) may name a file of the case's tree."""
+    raw = sample.tobytes()
+    if sample.dtype != np.uint8 or b"{root}" not in raw:
+        return sample
+    return np.frombuffer(raw.replace(b"{root}", root.encode()), np.uint8)
+
+
 def _with_root(value: Any, root: str) -> Any:
     if isinstance(value, str):
         return value.replace("{root}", root)
@@ -195,7 +203,7 @@ def run_case(lib: Lib, name: str, op: dict, arg: str | None = None, form: str | 
                 kwargs[arg] = _with_root(value, root)
             inputs = []
             for inp in op["inputs"]:
-                samples = input_arrays(inp)
+                samples = [_root_in_data(s, root) for s in input_arrays(inp)]
                 inputs.append(lib.fn.external_source(source=_returning(samples), batch=True,
                                                      layout=inp["layout"]))
             func = lib.fn

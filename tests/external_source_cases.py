@@ -1,6 +1,6 @@
 """The forms of data ``fn.external_source`` and ``feed_input`` may be given, run the same way
 on DALI (tests/data/record/external_source_forms.py records its outcomes) and on stoker
-(tests/ops/test_external_source_vs_dali.py replays them).
+(tests/sources/test_external_source_vs_dali.py replays them).
 
 A case is a function of the library (``Lib``) that returns a ``Source`` (the source
 callable, iterable or generator, with external_source's arguments) or a ``Feed`` (data for

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from stoker.kernels.cpu import rng
+from stoker.kernels.cpu.random import rng
 
 
 class _Failed:

@@ -20,7 +20,7 @@ from stoker.executor.pool import WorkerPool
 from stoker.executor.variants import Variants
 from stoker.graph.compile import Plan, Stage
 from stoker.graph.node import DataNode, OpNode
-from stoker.kernels.cpu.rng import derive_seed
+from stoker.kernels.cpu.random.rng import derive_seed
 from stoker.operators.machinery.base import batch_error
 from stoker.operators.machinery.layouts import run_layout
 from stoker.tensors import TensorList, TensorListGPU

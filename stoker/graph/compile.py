@@ -19,7 +19,7 @@ from typing import Any
 from stoker.errors import GraphError
 from stoker.graph.fuse import fuse, seed_origin
 from stoker.graph.node import DataNode, OpNode
-from stoker.kernels.cpu.rng import derive_seed
+from stoker.kernels.cpu.random.rng import derive_seed
 
 
 @dataclass

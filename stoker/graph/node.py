@@ -143,13 +143,13 @@ class DataNode:
         return call_op("get_property", [self], {"key": "source_info"})
 
     def __getitem__(self, index: Any) -> DataNode:
-        from stoker.operators.subscript import subscript
+        from stoker.operators.tensor.subscript import subscript
 
         return subscript(self, index)
 
-    # -- arithmetic: recorded as nodes by stoker.operators.arithmetic -----------------------------
+    # -- arithmetic: recorded as nodes by stoker.operators.tensor.arithmetic ---------------
     def _bin(self, op: str, other: Any, reverse: bool = False) -> DataNode:
-        from stoker.operators.arithmetic import binary
+        from stoker.operators.tensor.arithmetic import binary
 
         return binary(op, other, self) if reverse else binary(op, self, other)
 
@@ -181,7 +181,7 @@ class DataNode:
     def __ge__(self, o): return self._bin("geq", o)
 
     def __neg__(self):
-        from stoker.operators.arithmetic import unary
+        from stoker.operators.tensor.arithmetic import unary
 
         return unary("minus", self)
 
@@ -189,12 +189,12 @@ class DataNode:
         return self
 
     def __invert__(self):
-        from stoker.operators.arithmetic import unary
+        from stoker.operators.tensor.arithmetic import unary
 
         return unary("bitnot", self)
 
     def __abs__(self):
-        from stoker.operators.arithmetic import unary
+        from stoker.operators.tensor.arithmetic import unary
 
         return unary("abs", self)
 

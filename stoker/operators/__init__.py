@@ -5,14 +5,14 @@ from __future__ import annotations
 import importlib
 
 # Family modules; each registers its schemas on import.
-FAMILIES = ("external_source", "random", "arithmetic", "tensor", "tensor_shape", "tensor_join",
-            "tensor_slice", "subscript", "image.geometry", "image.crop_mirror_normalize",
-            "readers")
+FAMILIES = ("sources.external_source", "random.generators", "tensor.arithmetic", "tensor.tensor",
+            "tensor.shape", "tensor.join", "tensor.slicing", "tensor.subscript", "image.geometry",
+            "image.crop_mirror_normalize", "readers.file")
 
 # Color and pixel families: color, blur/JPEG filters, noise, erase/grid_mask, lookups,
 # and normalize (mean/stddev statistics).
 FAMILIES += ("image.color", "image.filters", "image.noise", "image.erase", "image.lut",
-             "normalize_stats")
+             "tensor.normalize")
 
 # Geometric families: resampling, warps, affine transforms and coordinates, paste.
 FAMILIES += ("image.resize", "image.transforms", "image.warp", "image.paste")
@@ -21,7 +21,7 @@ FAMILIES += ("image.resize", "image.transforms", "image.warp", "image.paste")
 FAMILIES += ("image.decoders",)
 
 # Reading files named by data (fn.io.file.read).
-FAMILIES += ("io_file",)
+FAMILIES += ("readers.io_file",)
 
 # Hidden operators that graph/fuse.py substitutes for decode -> resize -> normalize chains.
 FAMILIES += ("image.resize_fused",)

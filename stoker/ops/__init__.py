@@ -156,8 +156,9 @@ def _fill(root: pytypes.ModuleType) -> None:
 _fill(sys.modules[__name__])
 
 # The operator machinery lived at stoker.ops.* before this package took DALI's name;
-# code written against it (the DALI test harness among others) still imports it there.
+# code written against it (the DALI test harness among others) still imports it there:
+# stoker.ops.registry, stoker.ops.schema, ... and stoker.ops.tensor (constant_node).
 for _name, _module in list(sys.modules.items()):
-    if _name.startswith("stoker.operators.") and _name.count(".") == 2 or \
-            _name.startswith("stoker.operators.machinery."):
+    if _name.startswith("stoker.operators.machinery."):
         sys.modules.setdefault("stoker.ops." + _name.rsplit(".", 1)[1], _module)
+sys.modules.setdefault("stoker.ops.tensor", sys.modules["stoker.operators.tensor.tensor"])

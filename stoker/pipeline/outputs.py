@@ -62,7 +62,7 @@ def _holds_node(value: Any) -> bool:
 
 
 def constant_output(value: Any) -> DataNode:
-    from stoker.operators.tensor import constant_node
+    from stoker.operators.tensor.tensor import constant_node
 
     if isinstance(value, types.ScalarConstant):
         return constant_node(np.asarray(value.value), dtype=value.dtype, shape=[])

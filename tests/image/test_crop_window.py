@@ -7,7 +7,7 @@ import math
 import pytest
 
 from stoker.kernels.cpu.image.crop_window import STREAM_SALT, random_crop_window
-from stoker.kernels.cpu.rng import uniform01_reference
+from stoker.kernels.cpu.random.rng import uniform01_reference
 
 AREA, RATIO = [0.08, 1.0], [3 / 4, 4 / 3]
 

@@ -20,14 +20,14 @@ def _fresh(code: str, *path: str, env: dict | None = None) -> str:
 
 # A fresh process's call of the rng kernel; ``_rng_here`` makes the same call here.
 _RNG_CALL = ("import numpy as np\n"
-             "from stoker.kernels.cpu.rng_loop import uniform01_loop\n"
+             "from stoker.kernels.cpu.random.rng_loop import uniform01_loop\n"
              "out = np.empty((2, 3))\n"
              "uniform01_loop(np.uint64(1), np.arange(2, dtype=np.uint64), out)\n")
 
 
 def _rng_here() -> list:
     """_RNG_CALL's output, computed in this process (so the kernel is cached from here on)."""
-    from stoker.kernels.cpu.rng_loop import uniform01_loop
+    from stoker.kernels.cpu.random.rng_loop import uniform01_loop
 
     out = np.empty((2, 3))
     uniform01_loop(np.uint64(1), np.arange(2, dtype=np.uint64), out)
@@ -98,10 +98,10 @@ def test_a_changed_kernel_is_recompiled_in_the_kernels_that_call_it(tmp_path):
 
 
 def test_kernels_run_as_python_with_numba_jit_disabled():
-    from stoker.kernels.cpu.rng import uniform01_reference
+    from stoker.kernels.cpu.random.rng import uniform01_reference
 
     code = ("import numpy as np\n"
-            "from stoker.kernels.cpu.rng_loop import uniform01_loop\n"
+            "from stoker.kernels.cpu.random.rng_loop import uniform01_loop\n"
             "out = np.empty((2, 3))\n"
             "with np.errstate(over='ignore'):\n"
             "    uniform01_loop(np.uint64(7), np.arange(2, dtype=np.uint64), out)\n"

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from stoker.kernels.cpu.image import crop as K
-from stoker.kernels.cpu.tensor import c_cast
+from stoker.kernels.cpu.tensor.tensor import c_cast
 
 LAYOUTS = ("HWC", "CHW", "DHWC", "CDHW", "FHWC", "FCHW", "CFHW", "FDHWC", "FCDHW", "CFDHW")
 # Data without a layout, by sample dimensions (DALI reads 3-D as HWC and 4-D as DHWC).

@@ -23,9 +23,9 @@ import numpy as np
 
 from stoker import types
 from stoker.errors import ArgumentError
-from stoker.kernels.cpu import tensor as T
 from stoker.kernels.cpu.image import decode as K
 from stoker.kernels.cpu.image.crop_window import random_crop_window
+from stoker.kernels.cpu.tensor import tensor as T
 from stoker.operators.image.decoders_mixed import mixed_kernel
 from stoker.operators.image.geometry import resolve_windows
 from stoker.operators.machinery.registry import register
@@ -144,7 +144,7 @@ _NAMED = ("start", "rel_start", "end", "rel_end", "shape", "rel_shape")
 def slice_window(args: dict, h: int, w: int, anchor: Any = None, shape: Any = None
                  ) -> tuple[int, int, int, int]:
     """(y, x, h, w) of decoders.image_slice's arguments in an h x w image, resolved as
-    fn.slice resolves them on an HWC image (``kernels/cpu/tensor.py``): values list the
+    fn.slice resolves them on an HWC image (``kernels/cpu/tensor/tensor.py``): values list the
     axes in axis_names order ('WH') unless ``axes`` was given; ends round half away."""
     given = args.get("_given", ())
     if "axes" in given and "axis_names" not in given:

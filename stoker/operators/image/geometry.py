@@ -15,7 +15,7 @@ import numpy as np
 from stoker import types
 from stoker.errors import ArgumentError
 from stoker.kernels.cpu.image import crop as K
-from stoker.kernels.cpu.tensor import c_cast, convert_saturate
+from stoker.kernels.cpu.tensor.tensor import c_cast, convert_saturate
 from stoker.kernels.gpu.lazy import lazy
 from stoker.operators.image import crop_planes as P
 from stoker.operators.machinery.base import SampleOp

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from stoker.kernels.cpu.image import noise as K
-from stoker.kernels.cpu.rng import normal_from_uniform
+from stoker.kernels.cpu.random.rng import normal_from_uniform
 from stoker.operators.image.image_args import check_input_type, column, given
 from stoker.operators.machinery.registry import register
 from stoker.operators.machinery.schema import Arg, Example, Input, OpSchema

@@ -4,7 +4,7 @@ DALI 2.4 still answers to the names its operators had before they moved into fam
 (``fn.file_reader`` is ``fn.readers.file``, ``fn.coin_flip`` is ``fn.random.coin_flip``,
 ...): each runs the current operator and warns with a ``DeprecationWarning``. ``FN_ALIASES``
 is that table, recorded from DALI (``tests/data/dali_fn_aliases.json``, checked by
-``tests/ops/test_aliases.py``); an alias appears in ``stoker.fn`` once stoker has the
+``tests/machinery/test_aliases.py``); an alias appears in ``stoker.fn`` once stoker has the
 operator it names, so the table also lists operators stoker does not have yet.
 ``DEPRECATED_OPERATORS`` are operators DALI deprecates outright (``fn.shapes``): they run
 and warn.

@@ -51,6 +51,10 @@ SKIP = {"external_source": "a source, not an operator with arguments to check he
 # "inputs" (a list of (samples, layout)).
 BASES: dict[str, dict] = {
     "readers.file": {"inputs": [], "base": {"file_root": "{root}"}},
+    # Paths given as data: files of the case's tree (the example reads stoker's own source
+    # files, whose paths move with the code).
+    "io.file.read": {"inputs": [([np.frombuffer(f"{{root}}/{f}".encode(), np.uint8)
+                                  for f in ("a/0.jpg", "list.txt")], None)]},
     "cat": {"layouts": ["AB", "AB"]},
     "expand_dims": {"layouts": ["XYZ"]},
     "one_hot": {"layouts": ["A"]},

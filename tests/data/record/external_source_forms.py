@@ -1,7 +1,7 @@
 """Records what DALI 2.4 does with each form of data given to ``fn.external_source`` (as a
 source's return value, batch and per-sample mode, ``num_outputs`` 1 to 3) and to
 ``feed_input``: tests/data/dali_external_source_forms.json, replayed against stoker by
-tests/ops/test_external_source_vs_dali.py. The cases are tests/external_source_cases.py.
+tests/sources/test_external_source_vs_dali.py. The cases are tests/external_source_cases.py.
 
 Re-run (from the repository root, DALI installed in /work/dali-venv; the torch cases need
 torch there: /work/dali-venv/bin/pip install torch==2.13.0, the CPU build):

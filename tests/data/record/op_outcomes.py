@@ -8,7 +8,7 @@ layouts) or its error (stage, type, message) are stored with it. ``match`` is a 
 DALI's error message that stoker's must contain; the recorder checks DALI's does.
 ``earlier_ok`` marks errors stoker raises at an earlier stage on purpose (at the call,
 where the layout it needs is known then; DALI checks it at run).
-The replay tests: tests/ops/test_tensor_dali_cases.py, tests/image/test_color.py.
+The replay tests: tests/tensor/test_tensor_dali_cases.py, tests/image/test_color.py.
 """
 
 from __future__ import annotations

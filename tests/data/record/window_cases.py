@@ -9,7 +9,7 @@ crop_mirror_normalize) and tests/data/dali_normalize_cases.json (fn.normalize). 
 (tests/window_cases.py says the format) is run by DALI and its output or error stored with
 it; ``match`` is a phrase of DALI's message that stoker's must contain (checked here on
 DALI's). The replay tests: tests/image/test_crop_dali_cases.py and
-tests/ops/test_normalize_dali_cases.py.
+tests/tensor/test_normalize_dali_cases.py.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from stoker.kernels.cpu.jit import njit
-from stoker.kernels.cpu.rng_loop import stream_base, stream_draw
+from stoker.kernels.cpu.random.rng_loop import stream_base, stream_draw
 
 
 @njit(nogil=True, cache=True)

@@ -33,7 +33,7 @@ from stoker.kernels.cpu.image.decode_header import (
     probe,
 )
 from stoker.kernels.cpu.image.decode_png import for_libpng
-from stoker.kernels.cpu.tensor import rows_contiguous
+from stoker.kernels.cpu.tensor.tensor import rows_contiguous
 
 __all__ = ["MAX_PIXELS", "OUTPUT_TYPES", "DecodeError", "ImageInfo", "UnsupportedFormat",
            "decode", "decode_scaled", "dct_scale", "output_shape", "probe"]

@@ -38,7 +38,7 @@ import numpy as np
 
 from stoker.kernels.cpu import buffers
 from stoker.kernels.cpu.compiled import loops
-from stoker.kernels.cpu.tensor import rows_contiguous
+from stoker.kernels.cpu.tensor.tensor import rows_contiguous
 
 NN, LINEAR, CUBIC, LANCZOS3, TRIANGULAR, GAUSSIAN = 0, 1, 2, 3, 4, 5  # DALIInterpType values
 

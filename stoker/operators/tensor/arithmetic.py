@@ -2,7 +2,7 @@
 
 Each expression becomes one ``_arith`` node; Python scalars ride along as arguments, so
 ``images * 2`` needs no constant node. Types follow DALI's promotion rules
-(``kernels/cpu/arith.py``); integer division and remainder truncate toward zero as in C++.
+(``kernels/cpu/tensor/arith.py``); integer division and remainder truncate toward zero as in C++.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import numpy as np
 from stoker import types
 from stoker.errors import ArgumentTypeError
 from stoker.graph.node import DataNode
-from stoker.kernels.cpu import arith
+from stoker.kernels.cpu.tensor import arith
 from stoker.kernels.gpu.lazy import lazy
 from stoker.operators.machinery.registry import call_op, register
 from stoker.operators.machinery.schema import Arg, Example, Input, OpSchema
@@ -72,7 +72,7 @@ register(OpSchema(
     args=(Arg("op", "str", "add", "The operation.", choices=_OPS),
           Arg("scalars", "any", (), "Scalar operands as (position, value, declared type).")),
     kernel=arith_sample, batch_kernel=arith_batch, layout=_layout,
-    devices=("cpu", "gpu"), gpu_kernel=lazy("arith", "arith"),
+    devices=("cpu", "gpu"), gpu_kernel=lazy("tensor.arith", "arith"),
     dtype=lambda dts, a: arith.result_type(a["op"], _with_scalar_types(dts, a)),
     examples=(
         Example(args={"op": "add"}, inputs=([np.array([1, 2], np.uint8)],

@@ -1,7 +1,7 @@
 """GPU cast, transpose and pad on torch tensors: the CPU operators' rules, exact results.
 
 Shapes, permutations, padded extents and fill values are worked out on the host by the
-CPU operators' functions (``kernels/cpu/tensor.py``, ``ops/tensor_join.pad_plan``); only
+CPU operators' functions (``kernels/cpu/tensor/tensor.py``, ``ops/tensor_join.pad_plan``); only
 the data moves on the device.
 """
 
@@ -13,7 +13,7 @@ import numpy as np
 import torch
 
 from stoker import types
-from stoker.kernels.cpu.tensor import transpose_axes
+from stoker.kernels.cpu.tensor.tensor import transpose_axes
 from stoker.kernels.gpu import common as G
 from stoker.operators.machinery.tensor_util import check_out_layout
 
@@ -77,7 +77,7 @@ def transpose(ins: list, args: dict, ctx: Any) -> Any:
 
 
 def pad(ins: list, args: dict, ctx: Any) -> Any:
-    from stoker.operators.tensor_join import pad_plan
+    from stoker.operators.tensor.join import pad_plan
 
     x = ins[0]
     n = len(x)

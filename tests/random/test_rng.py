@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from stoker.kernels.cpu import rng
+from stoker.kernels.cpu.random import rng
 
 
 def test_compiled_loop_equals_numpy_reference():

@@ -37,7 +37,7 @@ def derive_seed(*parts: int) -> int:
 
 def uniform01(seed: int, indices: np.ndarray, count: int) -> np.ndarray:
     """(len(indices), count) float64 values in [0, 1), one row per sample index."""
-    uniform01_loop = loops("rng_loop").uniform01_loop
+    uniform01_loop = loops("random.rng_loop").uniform01_loop
 
     idx = np.ascontiguousarray(indices, dtype=np.uint64)
     out = np.empty((len(idx), count), np.float64)

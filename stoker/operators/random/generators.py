@@ -15,7 +15,7 @@ import numpy as np
 
 from stoker import types
 from stoker.errors import ArgumentError
-from stoker.kernels.cpu.rng import normal_from_uniform
+from stoker.kernels.cpu.random.rng import normal_from_uniform
 from stoker.operators.machinery.registry import register
 from stoker.operators.machinery.schema import Arg, Example, Input, OpSchema
 

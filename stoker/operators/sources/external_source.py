@@ -25,7 +25,9 @@ from stoker.errors import ArgumentError, ArgumentTypeError, SampleError
 from stoker.executor.context import FAILED
 from stoker.graph.layouts import Pending
 from stoker.graph.node import OpNode
-from stoker.operators.external_data import (
+from stoker.operators.machinery.registry import register
+from stoker.operators.machinery.schema import Arg, Example, OpSchema
+from stoker.operators.sources.external_data import (
     Converted,
     OutputLayout,
     check_layout_arg,
@@ -35,8 +37,6 @@ from stoker.operators.external_data import (
     layout_fits,
     per_output,
 )
-from stoker.operators.machinery.registry import register
-from stoker.operators.machinery.schema import Arg, Example, OpSchema
 
 _CYCLE = {None: "no", False: "no", "no": "no", True: "quiet", "quiet": "quiet", "raise": "raise"}
 

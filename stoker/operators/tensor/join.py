@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from stoker.errors import ArgumentError
-from stoker.kernels.cpu import tensor as k
+from stoker.kernels.cpu.tensor import tensor as k
 from stoker.kernels.gpu.lazy import lazy
 from stoker.operators.machinery.registry import register
 from stoker.operators.machinery.schema import Arg, Example, Input, OpSchema
@@ -240,7 +240,7 @@ register(OpSchema(
           Arg("align", "ints", None, "Round each padded extent up to a multiple of this (one "
               "value for all axes or one per axis); positive.", per_sample=True)),
     stage="batch", instance=_pad_instance, layout=_pad_layout,
-    devices=("cpu", "gpu"), gpu_kernel=lazy("tensor", "pad"),
+    devices=("cpu", "gpu"), gpu_kernel=lazy("tensor.tensor", "pad"),
     examples=(
         Example(args={"fill_value": -1.0}, inputs=(_RAGGED_1D,)),
         Example(args={"axes": [0], "shape": [1], "align": [2]}, inputs=(_RAGGED_1D,)),

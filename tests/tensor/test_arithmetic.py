@@ -17,7 +17,7 @@ import pytest
 from stoker import fn, pipeline_def, types
 from stoker import math as smath
 from stoker.errors import SampleError
-from stoker.kernels.cpu import arith
+from stoker.kernels.cpu.tensor import arith
 
 TABLE = json.loads((pathlib.Path(__file__).parents[1] / "data" / "dali_arith.json").read_text())
 OPS = {"+": "add", "-": "sub", "*": "mul", "/": "fdiv", "//": "div", "%": "mod", "**": "pow",

@@ -1,7 +1,7 @@
 """Tensor operators: type changes, copies, shapes and properties, constants, one-hot.
 
 Shape changes are in ``tensor_shape``, joining and padding in ``tensor_join``, windows in
-``tensor_slice``; kernels are in ``kernels/cpu/tensor.py``.
+``tensor_slice``; kernels are in ``kernels/cpu/tensor/tensor.py``.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import numpy as np
 
 from stoker import types
 from stoker.errors import ArgumentError
-from stoker.kernels.cpu import tensor as tensor_kernels
+from stoker.kernels.cpu.tensor import tensor as tensor_kernels
 from stoker.kernels.gpu.lazy import lazy
 from stoker.operators.machinery.layouts import NdimLayout, run_layout
 from stoker.operators.machinery.registry import call_op, register
@@ -43,7 +43,7 @@ register(OpSchema(
     inputs=(_X,),
     args=(Arg("dtype", "dtype", REQUIRED, "Output data type."),),
     kernel=lambda ins, a, c: cast_batch([ins[0]], a, c), batch_kernel=cast_batch,
-    devices=("cpu", "gpu"), gpu_kernel=lazy("tensor", "cast"),
+    devices=("cpu", "gpu"), gpu_kernel=lazy("tensor.tensor", "cast"),
     dtype=lambda d, a: types.to_numpy(a["dtype"]),
     examples=(Example(args={"dtype": types.FLOAT}, inputs=(_U8,)),
               Example(args={"dtype": types.UINT8}, inputs=(_F32,)),
@@ -63,7 +63,7 @@ register(OpSchema(
     inputs=(_X, Input("reference", "Data whose type the output takes.")),
     kernel=lambda ins, a, c: cast_like_batch([ins[0], np.asarray(ins[1])], a, c),
     batch_kernel=cast_like_batch,
-    devices=("cpu", "gpu"), gpu_kernel=lazy("tensor", "cast_like"),
+    devices=("cpu", "gpu"), gpu_kernel=lazy("tensor.tensor", "cast_like"),
     dtype=lambda d, a: d[1],
     examples=(Example(inputs=(_F32, _U8)), Example(inputs=(_U8, _F32)),
               Example(inputs=(_U8,), raises=TypeError, match="expects 2 input(s), got 1")),

@@ -1,6 +1,6 @@
 """GPU arithmetic expressions (``_arith`` nodes) on torch tensors.
 
-The result type is the CPU's (``kernels/cpu/arith.py``: DALI's promotion table, typed
+The result type is the CPU's (``kernels/cpu/tensor/arith.py``: DALI's promotion table, typed
 literals), and so are the integer rules: division and remainder truncate toward zero and
 refuse a zero divisor, a negative integer exponent gives 0, bool +, -, * are or, xor, and.
 torch implements no arithmetic on uint16/uint32: those compute in int64 and wrap back
@@ -14,9 +14,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from stoker.kernels.cpu import arith as A
+from stoker.kernels.cpu.tensor import arith as A
 from stoker.kernels.gpu import common as G
-from stoker.operators.arithmetic import _with_scalar_types
+from stoker.operators.tensor.arithmetic import _with_scalar_types
 
 _BINARY = {"add": torch.add, "sub": torch.sub, "mul": torch.mul, "fdiv": torch.true_divide,
            "min": torch.minimum, "max": torch.maximum, "atan2": torch.atan2,

@@ -20,7 +20,7 @@ import numpy as np
 
 from stoker import types
 from stoker.errors import ArgumentError
-from stoker.kernels.cpu import stats as K
+from stoker.kernels.cpu.tensor import stats as K
 from stoker.kernels.gpu.lazy import lazy
 from stoker.operators.image.image_args import check_input_type
 from stoker.operators.machinery.registry import register
@@ -167,7 +167,7 @@ register(OpSchema(
           Arg("ddof", "int", 0, "Delta degrees of freedom of the computed variance."),
           Arg("dtype", "dtype", types.FLOAT, "Output type.", choices=_OUT_TYPES)),
     stage="batch", instance=NormalizeStage, check=_check,
-    devices=("cpu", "gpu"), gpu_kernel=lazy("normalize", "normalize"),
+    devices=("cpu", "gpu"), gpu_kernel=lazy("tensor.normalize", "normalize"),
     dtype=lambda d, a: types.to_numpy(a["dtype"]),
     examples=(
         Example(inputs=(_IMG,)),

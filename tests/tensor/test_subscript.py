@@ -12,7 +12,7 @@ from helpers import run
 
 from stoker import fn, types
 from stoker.errors import ArgumentTypeError, SampleError
-from stoker.operators.subscript import newaxis
+from stoker.operators.tensor.subscript import newaxis
 
 X = [np.arange(24, dtype=np.int32).reshape(2, 3, 4), np.arange(60, dtype=np.int32)
      .reshape(3, 4, 5)]

@@ -15,7 +15,7 @@ import numpy as np
 from stoker import types
 from stoker.errors import ArgumentError
 from stoker.graph.node import DataNode
-from stoker.kernels.cpu import tensor as k
+from stoker.kernels.cpu.tensor import tensor as k
 from stoker.kernels.gpu.lazy import lazy
 from stoker.operators.machinery.registry import register
 from stoker.operators.machinery.schema import REQUIRED, Arg, Example, Input, OpSchema
@@ -217,7 +217,7 @@ register(OpSchema(
               "'transpose_layout'.")),
     kernel=_transpose_sample, batch_kernel=lambda ins, a, c: _transpose_sample(ins, a, c, 1),
     instance=layout_instance, check=_check_perm, layout=_transpose_layout,
-    devices=("cpu", "gpu"), gpu_kernel=lazy("tensor", "transpose"),
+    devices=("cpu", "gpu"), gpu_kernel=lazy("tensor.tensor", "transpose"),
     examples=(
         Example(args={"perm": [2, 0, 1]}, inputs=(_U8,)),
         Example(inputs=(_RAGGED,)),

@@ -14,7 +14,7 @@ import numpy as np
 
 from stoker import types
 from stoker.errors import ArgumentError
-from stoker.kernels.cpu import tensor as k
+from stoker.kernels.cpu.tensor import tensor as k
 from stoker.operators.machinery.registry import register
 from stoker.operators.machinery.schema import Arg, Example, Input, OpSchema
 from stoker.operators.machinery.tensor_util import common_row, in_layout, layout_instance

@@ -92,7 +92,7 @@ def test_one_hot_errors():
 def test_cast_of_nan_is_zero_and_infinities_saturate():
     """fn.cast's float -> integer conversion (DALI 2.4 gives 0 for NaN to 8/16-bit types;
     stoker gives 0 for every integer type)."""
-    from stoker.kernels.cpu.tensor import cast_cpu
+    from stoker.kernels.cpu.tensor.tensor import cast_cpu
 
     x = np.array([np.nan, -np.nan, np.inf, -np.inf, 2.5, -2.5, 300.0], np.float32)
     np.testing.assert_array_equal(cast_cpu(x, np.uint8), [0, 0, 255, 0, 3, 0, 255])

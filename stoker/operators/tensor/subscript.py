@@ -15,7 +15,7 @@ import numpy as np
 
 from stoker.errors import ArgumentTypeError
 from stoker.graph.node import DataNode
-from stoker.kernels.cpu import tensor as k
+from stoker.kernels.cpu.tensor import tensor as k
 from stoker.operators.machinery.registry import call_op, register
 from stoker.operators.machinery.schema import Arg, Example, Input, OpSchema
 from stoker.operators.machinery.tensor_util import common_row

@@ -1,7 +1,7 @@
 """GPU ``fn.normalize`` on torch tensors: ``(x - mean) * scale / sqrt(var + eps) + shift``.
 
 The argument rules (axes, given mean/stddev, batch-wide statistics) are the CPU operator's
-(``ops/normalize_stats.py``). Statistics are reduced in float64 as on the CPU, in another
+(``operators/tensor/normalize.py``). Statistics are reduced in float64 as on the CPU, in another
 order, so a mean or variance may differ in its last float64 bits; the output pass repeats
 the CPU's float32 arithmetic and its rounding (half away from zero, saturated).
 """
@@ -15,8 +15,8 @@ import torch
 
 from stoker import types
 from stoker.kernels.gpu import common as G
-from stoker.operators import normalize_stats as N
 from stoker.operators.image.image_args import check_input_type
+from stoker.operators.tensor import normalize as N
 
 
 def _moments(xs: list[torch.Tensor], axes: tuple, mean: list | None, ddof: int,

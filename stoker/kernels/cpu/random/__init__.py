@@ -1,0 +1,1 @@
+"""Random streams: a pure function of (seed, sample index), shared by every random draw."""

@@ -1,0 +1,1 @@
+"""Tensor operators: types, shapes, joins, windows, arithmetic, indexing, normalization."""

@@ -1,0 +1,1 @@
+"""Random operators: per-sample random values drawn from the sample's own stream."""

@@ -1,0 +1,1 @@
+"""Readers: operators that read stored files."""

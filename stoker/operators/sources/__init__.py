@@ -1,0 +1,1 @@
+"""Sources: batches from Python (external_source)."""
