@@ -41,6 +41,7 @@ def _bound_jobs(files: list[np.ndarray]) -> list[tuple]:
     """Per image and epoch (4): what the timed loop needs, worked out beforehand."""
     from stoker.cli.pipelines import MEAN, STD
     from stoker.kernels.cpu.image import resize as R
+    from stoker.kernels.cpu.image import resize_geometry as G
     from stoker.kernels.cpu.image import turbojpeg
     from stoker.kernels.cpu.image.crop_window import random_crop_window
     from stoker.kernels.cpu.image.resize_normalize import normalize_stage
@@ -53,7 +54,7 @@ def _bound_jobs(files: list[np.ndarray]) -> list[tuple]:
         for epoch in range(4):
             y, x, h, w = random_crop_window(epoch, i, hdr.height, hdr.width, [0.08, 1.0],
                                             [0.75, 4 / 3], 100)
-            geom = R.ResizeGeometry(224, 224, 0.0, 0.0, float(h), float(w))
+            geom = G.ResizeGeometry(224, 224, 0.0, 0.0, float(h), float(w))
             taps = R.resize_taps((h, w), geom).window(0, 0, 224, 224, (i + epoch) % 2 == 1)
             ty, tx, th, tw = taps.source_region()
             ry, rx = y + ty, x + tx

@@ -24,7 +24,7 @@ FAMILIES += ("image.decoders",)
 FAMILIES += ("readers.io_file",)
 
 # Hidden operators that graph/fuse.py substitutes for decode -> resize -> normalize chains.
-FAMILIES += ("image.resize_fused",)
+FAMILIES += ("image.resize_fused", "image.decode_resize")
 
 
 def load_all() -> None:

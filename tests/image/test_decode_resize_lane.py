@@ -1,5 +1,5 @@
 """The train chains' compiled call (``kernels/cpu/image/decode_resize_loop.py``, run by
-``resize_fused._Lane``): the Python driver's outputs and errors, bit for bit, on the images
+``decode_resize._Lane``): the Python driver's outputs and errors, bit for bit, on the images
 it does; the images it does not cover handed back to the driver."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 from helpers import photo as _photo
 from PIL import Image
 
-import stoker.operators.image.resize_fused as RF
+import stoker.operators.image.decode_resize as DR
 from stoker import fn, pipeline_def, types
 from stoker.cli.pipelines import MEAN, STD
 from stoker.errors import SampleError
@@ -22,6 +22,7 @@ from stoker.kernels.cpu.compiled import loops
 from stoker.kernels.cpu.image import decode as D
 from stoker.kernels.cpu.image import decode_header
 from stoker.kernels.cpu.image import resize as R
+from stoker.kernels.cpu.image import resize_geometry as G
 
 
 def _encode(img: Image.Image, fmt: str = "JPEG", **opts) -> np.ndarray:
@@ -88,8 +89,8 @@ def _run(monkeypatch, lane, *args, batches=2, **kwargs):
     done: list = []
     made: list = []  # (pipelines of earlier tests may still be making batches ahead)
     with monkeypatch.context() as m:
-        m.setattr(RF, "LANE", lane)
-        run, make = RF._Lane.run, RF._Lane.make
+        m.setattr(DR, "LANE", lane)
+        run, make = DR._Lane.run, DR._Lane.make
 
         def counted(self, datas, argv, ctx):
             outs = run(self, datas, argv, ctx)
@@ -102,8 +103,8 @@ def _run(monkeypatch, lane, *args, batches=2, **kwargs):
             made.append(make(prep))
             return made[-1]
 
-        m.setattr(RF._Lane, "run", counted)
-        m.setattr(RF._Lane, "make", staticmethod(remembered))
+        m.setattr(DR._Lane, "run", counted)
+        m.setattr(DR._Lane, "make", staticmethod(remembered))
         p = _pipeline(*args, **kwargs)
         outs = [[np.array(s) for s in p.run()[0]] for _ in range(batches)]
     return outs, dict(done)
@@ -118,7 +119,7 @@ def _run(monkeypatch, lane, *args, batches=2, **kwargs):
     ({"min_filter": types.INTERP_TRIANGULAR, "mag_filter": types.INTERP_CUBIC}, 1),
 ])
 def test_compiled_call_equals_the_driver_bit_for_bit(kind, resize_args, mirror, monkeypatch):
-    monkeypatch.setattr(RF, "DCT_SCALING", False)
+    monkeypatch.setattr(DR, "DCT_SCALING", False)
     data = [d for _, d, _ in INPUTS]
     want, asked = _run(monkeypatch, False, data, kind, resize_args, mirror)
     got, done = _run(monkeypatch, True, data, kind, resize_args, mirror)
@@ -195,7 +196,7 @@ def test_both_pass_orders_are_taken():
     """Tall and wide windows: the source transposed (columns first) or not."""
     orders = set()
     for h, w in [(224, 600), (600, 224), (300, 300)]:
-        geom = R.ResizeGeometry(224, 224, 0.0, 0.0, float(h), float(w))
+        geom = G.ResizeGeometry(224, 224, 0.0, 0.0, float(h), float(w))
         orders.add(R.resize_taps((h, w), geom).rows_first)
     assert orders == {True, False}
 
@@ -261,7 +262,7 @@ def test_windows_decoded_at_a_dct_scale_equal_the_driver_bit_for_bit(kind, decod
 def test_resize_shorter_windows_equal_the_driver_bit_for_bit(cmn_args, crop, monkeypatch):
     """Where crop_mirror_normalize's window lies in each resized image (anchored as it
     anchors it), and handing back the images it leaves."""
-    monkeypatch.setattr(RF, "DCT_SCALING", False)
+    monkeypatch.setattr(DR, "DCT_SCALING", False)
     data = [d for _, d, _ in INPUTS]
     want, _ = _run(monkeypatch, False, data, "val", {}, 0, crop=crop, cmn_args=cmn_args)
     got, done = _run(monkeypatch, True, data, "val", {}, 0, crop=crop, cmn_args=cmn_args)
@@ -270,7 +271,7 @@ def test_resize_shorter_windows_equal_the_driver_bit_for_bit(cmn_args, crop, mon
             assert g.shape == w.shape == (3, *crop)
             np.testing.assert_array_equal(g, w)
     n = len(INPUTS)
-    resized = [R.resize_output_size(Image.open(io.BytesIO(d.tobytes())).size[::-1],
+    resized = [G.resize_output_size(Image.open(io.BytesIO(d.tobytes())).size[::-1],
                                     resize_shorter=200) for _, d, _ in INPUTS]
     inside = [g.out_h >= crop[0] and g.out_w >= crop[1] for g in resized]
     assert (sum(inside) < n) == (cmn_args.get("out_of_bounds_policy") == "pad")
@@ -293,7 +294,7 @@ def test_a_window_leaving_the_image_fails_as_the_driver_fails_it(monkeypatch):
 
 def test_a_negative_resize_shorter_is_the_drivers(monkeypatch):
     """A negative resize_shorter flips the image: the driver's, not the call's."""
-    monkeypatch.setattr(RF, "DCT_SCALING", False)
+    monkeypatch.setattr(DR, "DCT_SCALING", False)
     data = [d for _, d, ok in INPUTS if ok]
     want, _ = _run(monkeypatch, False, data, "val", {}, 0, shorter=-200)
     got, done = _run(monkeypatch, True, data, "val", {}, 0, shorter=-200)
@@ -337,7 +338,7 @@ def test_skip_drops_the_bad_samples_of_a_chunk_as_the_driver_does(tmp_path, monk
                                         mean=MEAN, std=STD, mirror=fn.random.coin_flip(),
                                         crop=(180, 190))
 
-    run, done = RF._Lane.run, []
+    run, done = DR._Lane.run, []
 
     def counted(self, datas, argv, ctx):
         outs = run(self, datas, argv, ctx)
@@ -345,10 +346,10 @@ def test_skip_drops_the_bad_samples_of_a_chunk_as_the_driver_does(tmp_path, monk
                     for info, out in zip(ctx.source_info, outs, strict=True))
         return outs
 
-    monkeypatch.setattr(RF._Lane, "run", counted)
+    monkeypatch.setattr(DR._Lane, "run", counted)
     results = []
     for lane in (False, True):
-        monkeypatch.setattr(RF, "LANE", lane)
+        monkeypatch.setattr(DR, "LANE", lane)
         p = pipe()
         p.build()
         out = p.run()[0]
@@ -372,12 +373,12 @@ def test_resize_shorter_arithmetic_equals_the_size_rules():
     sizes += [tuple(int(v) for v in rng.integers(1, 3000, 2)) for _ in range(300)]
     for h, w in sizes:
         for shorter in (256.0, 224.0, 200.0, 0.5, 91.3):
-            want = R.resize_output_size((h, w), resize_shorter=shorter)
-            req = R.shorter_request(h, w, shorter)
-            assert list(req) == R._adjust_output_size([shorter] * 2, [float(h), float(w)],
+            want = G.resize_output_size((h, w), resize_shorter=shorter)
+            req = G.shorter_request(h, w, shorter)
+            assert list(req) == G._adjust_output_size([shorter] * 2, [float(h), float(w)],
                                                       "not_smaller", None)
-            oh, lo_y, hi_y = R.output_extent(req[0], 0.0, float(h), 1, True)
-            ow, lo_x, hi_x = R.output_extent(req[1], 0.0, float(w), 1, True)
+            oh, lo_y, hi_y = G.output_extent(req[0], 0.0, float(h), 1, True)
+            ow, lo_x, hi_x = G.output_extent(req[1], 0.0, float(w), 1, True)
             assert (oh, ow, lo_y, lo_x, hi_y, hi_x) == tuple(want)
             assert min(oh, ow) == max(1, math.floor(shorter + 0.5))  # (hand-computed)
 
@@ -387,7 +388,7 @@ def test_transpose_rgb_equals_numpy(h, w):
     rng = np.random.default_rng(h * 100 + w)
     src = rng.integers(0, 256, (h, w + 3, 3), dtype=np.uint8)  # rows 3 pixels apart
     dst = np.zeros((w, h + 3, 3), np.uint8)
-    loops("image.resample_loops").transpose_rgb(src.reshape(h, -1)[:, :3 * w],
+    loops("image.transpose_loops").transpose_rgb(src.reshape(h, -1)[:, :3 * w],
                                           dst.reshape(w, -1)[:, :3 * h])
     np.testing.assert_array_equal(dst[:, :h], src[:, :w].transpose(1, 0, 2))
 

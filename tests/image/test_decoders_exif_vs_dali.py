@@ -22,7 +22,7 @@ import pytest
 from stoker import fn, pipeline_def, types
 from stoker.graph import fuse
 from stoker.kernels.cpu.image import decode as K
-from stoker.operators.image import resize_fused
+from stoker.operators.image import decode_resize
 
 DATA = np.load(pathlib.Path(__file__).resolve().parents[1] / "data" / "dali_decoders_exif.npz")
 SUBSAMPLINGS = ("444", "422", "420")
@@ -150,7 +150,7 @@ def test_random_crop_windows_are_windows_of_the_oriented_image(output_type):
 def test_fused_decode_resize_of_oriented_files_equals_the_unfused_chain(decoder, monkeypatch):
     """Without DCT scaling the fused decode-resize reads the oriented image exactly as the
     unfused decoder hands it to resize."""
-    monkeypatch.setattr(resize_fused, "DCT_SCALING", False)
+    monkeypatch.setattr(decode_resize, "DCT_SCALING", False)
     outs = {}
     for fused in (True, False):
         monkeypatch.setattr(fuse, "ENABLED", fused)

@@ -10,7 +10,7 @@ import pytest
 
 from stoker import fn, pipeline_def, types
 from stoker.errors import ArgumentError
-from stoker.kernels.cpu.image import resize as K
+from stoker.kernels.cpu.image import resize_geometry as G
 
 
 def _smooth(h: int, w: int, c: int = 3, seed: int = 0) -> np.ndarray:
@@ -73,25 +73,25 @@ SIZE_CASES = [
 @pytest.mark.parametrize("kwargs,expected", SIZE_CASES, ids=[str(c[0]) for c in SIZE_CASES])
 def test_output_size_matches_dali(kwargs, expected):
     for shape, want in zip(SHAPES, expected, strict=True):
-        g = K.resize_output_size(shape, **kwargs)
+        g = G.resize_output_size(shape, **kwargs)
         assert (g.out_h, g.out_w) == want, (shape, kwargs)
 
 
 def test_roi_sizes_follow_the_roi_extent():
-    g = K.resize_output_size((375, 500), size=[0, 50], roi_start=[10, 20], roi_end=[110, 70])
+    g = G.resize_output_size((375, 500), size=[0, 50], roi_start=[10, 20], roi_end=[110, 70])
     assert (g.out_h, g.out_w) == (100, 50)
-    g = K.resize_output_size((375, 500), resize_shorter=64, roi_start=[0.1, 0.2],
+    g = G.resize_output_size((375, 500), resize_shorter=64, roi_start=[0.1, 0.2],
                              roi_end=[0.6, 0.3], roi_relative=True)
     assert (g.out_h, g.out_w) == (240, 64)
 
 
 def test_subpixel_scale_widens_the_source_window_about_its_center():
-    g = K.resize_output_size((100, 100), size=[10.5, 10.5])
+    g = G.resize_output_size((100, 100), size=[10.5, 10.5])
     assert (g.out_h, g.out_w) == (11, 11)
     # The scale stays 100 / 10.5: the window grows to 11 * 100 / 10.5, centered.
     assert g.hi_x - g.lo_x == pytest.approx(11 * 100 / 10.5, rel=1e-6)
     assert (g.lo_x + g.hi_x) / 2 == pytest.approx(50.0)
-    g = K.resize_output_size((100, 100), size=[10.5, 10.5], subpixel_scale=False)
+    g = G.resize_output_size((100, 100), size=[10.5, 10.5], subpixel_scale=False)
     assert (g.lo_x, g.hi_x) == (0.0, 100.0)
 
 

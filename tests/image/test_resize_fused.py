@@ -12,7 +12,7 @@ from helpers import photo as _photo
 from PIL import Image
 
 import stoker.graph.fuse as fuse
-import stoker.operators.image.resize_fused as resize_fused
+import stoker.operators.image.decode_resize as decode_resize
 from stoker import fn, pipeline_def, types
 from stoker.cli.pipelines import MEAN, STD
 
@@ -94,7 +94,7 @@ def _val():
 
 @pytest.mark.parametrize("body", [_train, _train_rrc, _val], ids=["train", "rrc", "val"])
 def test_decode_resize_normalize_equals_unfused_bit_for_bit(body, monkeypatch):
-    monkeypatch.setattr(resize_fused, "DCT_SCALING", False)
+    monkeypatch.setattr(decode_resize, "DCT_SCALING", False)
     fused, plain, a, b = _fused_and_plain(body, monkeypatch)
     assert "_decode_resize" in _ops(fused)
     assert "crop_mirror_normalize" in _ops(plain) and "_decode_resize" not in _ops(plain)
@@ -102,7 +102,7 @@ def test_decode_resize_normalize_equals_unfused_bit_for_bit(body, monkeypatch):
 
 
 def test_random_windows_and_mirrors_do_not_change_with_fusion(monkeypatch):
-    monkeypatch.setattr(resize_fused, "DCT_SCALING", False)
+    monkeypatch.setattr(decode_resize, "DCT_SCALING", False)
 
     def body():
         return _train(), fn.random.coin_flip()  # a later op: its seed must not move either
@@ -124,7 +124,7 @@ def test_thread_count_and_batch_size_do_not_change_fused_results(monkeypatch):
 
 
 def test_decode_resize_without_normalize_equals_unfused(monkeypatch):
-    monkeypatch.setattr(resize_fused, "DCT_SCALING", False)
+    monkeypatch.setattr(decode_resize, "DCT_SCALING", False)
 
     def body():
         images = fn.decoders.image(_encoded())

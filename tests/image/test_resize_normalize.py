@@ -8,6 +8,7 @@ import pytest
 
 from stoker.kernels.cpu.image import crop as C
 from stoker.kernels.cpu.image import resize as R
+from stoker.kernels.cpu.image import resize_geometry as G
 from stoker.kernels.cpu.image.resize_normalize import normalize_stage, resample_normalized
 
 MEAN = np.array([123.7, 116.3, 103.5])
@@ -25,7 +26,7 @@ def _image(h: int, w: int, dtype) -> np.ndarray:
 @pytest.mark.parametrize("mirror", [False, True])
 def test_window_taps_resample_that_window_of_the_whole_output(shape, out, mirror):
     img = _image(*shape, np.uint8)
-    geom = R.ResizeGeometry(*out, 0.0, 0.0, float(shape[0]), float(shape[1]))
+    geom = G.ResizeGeometry(*out, 0.0, 0.0, float(shape[0]), float(shape[1]))
     whole = R.resize_hwc(img, geom)
     y, x, h, w = 17, 9, out[0] // 2, out[1] // 3
     taps = R.resize_taps(img.shape, geom).window(y, x, h, w, mirror)
@@ -40,12 +41,12 @@ def test_window_taps_resample_that_window_of_the_whole_output(shape, out, mirror
 @pytest.mark.parametrize("dtype", [np.uint8, np.float32])
 @pytest.mark.parametrize("channels_first", [True, False])
 @pytest.mark.parametrize("out_dtype", [np.float32, np.float16, np.int8])
-@pytest.mark.parametrize("interp", [R.LINEAR, R.CUBIC, R.NN])
+@pytest.mark.parametrize("interp", [G.LINEAR, G.CUBIC, G.NN])
 def test_fused_kernel_equals_resize_then_crop_mirror_normalize(dtype, channels_first,
                                                                out_dtype, interp):
     for k, (shape, out) in enumerate([((300, 280), (224, 224)), ((120, 170), (150, 200))]):
         img = _image(*shape, dtype)
-        geom = R.ResizeGeometry(*out, 0.0, 0.0, float(shape[0]), float(shape[1]))
+        geom = G.ResizeGeometry(*out, 0.0, 0.0, float(shape[0]), float(shape[1]))
         y, x, h, w = 3, 5, out[0] - 20, out[1] - 30
         mirror = bool(k % 2)
         scale, shift = (1.0, 0.0) if dtype == np.uint8 else (64.0, 128.0)
@@ -87,7 +88,7 @@ def test_remembered_taps_keep_a_share_of_a_cycle_larger_than_the_budget():
 @pytest.mark.parametrize("shape", [(3, 5, 13), (2, 17, 9), (1, 8, 8), (3, 224, 300),
                                    (3, 0, 4)])
 def test_vector_plane_transpose_equals_numpy(shape):
-    from stoker.kernels.cpu.image.resample_loops import transpose_planes
+    from stoker.kernels.cpu.image.transpose_loops import transpose_planes
 
     src = RNG.random(shape, dtype=np.float32)
     dst = np.full(shape[:1] + shape[:0:-1], np.nan, np.float32)
@@ -106,7 +107,7 @@ def test_one_call_chw_path_on_views_and_both_pass_orders(dtype):
                                      (big[5:125, 3:173], (150, 200)),
                                      (big[::-1, 7:331], (201, 97)),
                                      (big[40:97, 50:69], (230, 61))]):
-        geom = R.ResizeGeometry(*out, 0.0, 0.0, float(view.shape[0]), float(view.shape[1]))
+        geom = G.ResizeGeometry(*out, 0.0, 0.0, float(view.shape[0]), float(view.shape[1]))
         y, x, h, w = 2, 3, out[0] - 9, out[1] - 7
         mirror = bool(k % 2)
         want = C.crop_mirror_normalize(R.resize_hwc(view, geom)[None], np.array([y]),
@@ -129,7 +130,7 @@ def test_last_pass_of_every_filter_width_equals_the_unfused_chain():
                                               ((420, 470), (224, 224)), ((900, 980), (200, 224)),
                                               ((80, 90), (224, 224))]):
         img = _image(ih, iw, np.uint8)
-        geom = R.ResizeGeometry(oh, ow, 0.0, 0.0, float(ih), float(iw))
+        geom = G.ResizeGeometry(oh, ow, 0.0, 0.0, float(ih), float(iw))
         taps = R.resize_taps(img.shape, geom).window(1, 2, oh - 3, ow - 5, bool(k % 2))
         widths.add((taps.x if taps.rows_first else taps.y).idx.shape[1])  # the last pass's
         resized = R.resize_hwc(img, geom)
@@ -142,7 +143,7 @@ def test_last_pass_of_every_filter_width_equals_the_unfused_chain():
     assert {2, 3, 4, 5, 9} <= widths
 
 
-@pytest.mark.parametrize("interp", [R.LINEAR, R.CUBIC, R.LANCZOS3, R.GAUSSIAN, R.NN])
+@pytest.mark.parametrize("interp", [G.LINEAR, G.CUBIC, G.LANCZOS3, G.GAUSSIAN, G.NN])
 @pytest.mark.parametrize("antialias", [True, False])
 def test_window_taps_equal_the_windowed_whole_taps(interp, antialias):
     # Computed for the window alone (random crops' geometries do not repeat), the taps,
@@ -152,7 +153,7 @@ def test_window_taps_equal_the_windowed_whole_taps(interp, antialias):
         ih, iw = (int(v) for v in rng.integers(20, 500, 2))
         oh, ow = (int(v) for v in rng.integers(8, 300, 2))
         y0, x0 = rng.uniform(-3, 0.4 * ih), rng.uniform(-3, 0.4 * iw)
-        geom = R.ResizeGeometry(oh, ow, y0, x0, y0 + rng.uniform(4, ih), x0 + rng.uniform(4, iw))
+        geom = G.ResizeGeometry(oh, ow, y0, x0, y0 + rng.uniform(4, ih), x0 + rng.uniform(4, iw))
         h, w = (int(v) for v in rng.integers(1, (oh + 1, ow + 1)))
         y, x = int(rng.integers(0, oh - h + 1)), int(rng.integers(0, ow - w + 1))
         mirror = bool(rng.integers(2))

@@ -18,7 +18,7 @@ import pytest
 
 from stoker import fn, pipeline_def, types
 from stoker.graph import fuse
-from stoker.operators.image import resize_fused
+from stoker.operators.image import decode_resize
 
 BATCH = 3
 MEAN, STD = [120.0, 110.0, 100.0], [60.0, 61.0, 62.0]
@@ -197,7 +197,7 @@ def test_a_checkpoint_names_the_users_operators_not_the_fused_ones(jpegs):
 def test_a_checkpoint_restores_whether_fusion_fired_or_not(jpegs, monkeypatch):
     """The user's graph is the same with fusion off; so is every batch but those decoded
     at a DCT scale, which is switched off here to compare bit for bit."""
-    monkeypatch.setattr(resize_fused, "DCT_SCALING", False)
+    monkeypatch.setattr(decode_resize, "DCT_SCALING", False)
     fused = make("val chain", jpegs)
     fused.run()
     text = fused.checkpoint()

@@ -26,6 +26,7 @@ from stoker.errors import ArgumentError
 from stoker.kernels.cpu.image import decode as K
 from stoker.kernels.cpu.image.crop_window import random_crop_window
 from stoker.kernels.cpu.tensor import tensor as T
+from stoker.kernels.cpu.tensor import window as W
 from stoker.operators.image.decoders_mixed import mixed_kernel
 from stoker.operators.image.geometry import resolve_windows
 from stoker.operators.machinery.registry import register
@@ -144,7 +145,7 @@ _NAMED = ("start", "rel_start", "end", "rel_end", "shape", "rel_shape")
 def slice_window(args: dict, h: int, w: int, anchor: Any = None, shape: Any = None
                  ) -> tuple[int, int, int, int]:
     """(y, x, h, w) of decoders.image_slice's arguments in an h x w image, resolved as
-    fn.slice resolves them on an HWC image (``kernels/cpu/tensor/tensor.py``): values list the
+    fn.slice resolves them on an HWC image (``kernels/cpu/tensor/window.py``): values list the
     axes in axis_names order ('WH') unless ``axes`` was given; ends round half away."""
     given = args.get("_given", ())
     if "axes" in given and "axis_names" not in given:
@@ -160,7 +161,7 @@ def slice_window(args: dict, h: int, w: int, anchor: Any = None, shape: Any = No
     if anchor is not None or shape is not None:
         if anchor is None or shape is None:
             raise ValueError("decoders.image_slice needs both the anchor and the shape input")
-        lo, hi = T.slice_window_from_inputs(in_shape, axes, anchor, shape,
+        lo, hi = W.slice_window_from_inputs(in_shape, axes, anchor, shape,
                                             args.get("normalized_anchor", True),
                                             args.get("normalized_shape", True))
     else:
@@ -168,8 +169,8 @@ def slice_window(args: dict, h: int, w: int, anchor: Any = None, shape: Any = No
         if all(v is None for v in named.values()):
             raise ValueError("decoders.image_slice needs a window: anchor and shape inputs, "
                              "or start/shape/end, or rel_start/rel_shape/rel_end")
-        lo, hi = T.slice_window(in_shape, axes, **named)
-    lo, hi = T.check_window(in_shape, lo, hi, "error")
+        lo, hi = W.slice_window(in_shape, axes, **named)
+    lo, hi = W.check_window(in_shape, lo, hi, "error")
     if hi[0] <= lo[0] or hi[1] <= lo[1]:
         raise ValueError(f"the slice window rows [{lo[0]}, {hi[0]}), columns [{lo[1]}, "
                          f"{hi[1]}) is empty")

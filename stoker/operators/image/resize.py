@@ -17,6 +17,7 @@ from stoker.errors import ArgumentError
 from stoker.graph.node import DataNode
 from stoker.kernels.cpu.image import crop as crop_kernels
 from stoker.kernels.cpu.image import resize as K
+from stoker.kernels.cpu.image import resize_geometry as G
 from stoker.kernels.cpu.image.crop_window import random_crop_window
 from stoker.kernels.gpu.lazy import lazy
 from stoker.operators.machinery.layouts import image_layout
@@ -140,13 +141,13 @@ def _value(v: Any) -> Any:
     return v
 
 
-def geometry(in_hw: tuple[int, int], args: dict) -> K.ResizeGeometry:
+def geometry(in_hw: tuple[int, int], args: dict) -> G.ResizeGeometry:
     """The output size and source window for one sample (per-sample values resolved)."""
     kw = {k: _value(args[k]) for k in _SIZE_KEYS if args.get(k) is not None}
-    return K.resize_output_size(in_hw, **kw)
+    return G.resize_output_size(in_hw, **kw)
 
 
-def resample_frames(frames: np.ndarray, geom: K.ResizeGeometry, args: dict,
+def resample_frames(frames: np.ndarray, geom: G.ResizeGeometry, args: dict,
                     dtype: np.dtype) -> np.ndarray:
     mn, mg = filters(args)
     compute = frames if frames.dtype != np.float16 else frames.astype(np.float32)
@@ -245,7 +246,7 @@ register(OpSchema(
 # -- resize_crop_mirror -----------------------------------------------------------------------
 
 
-def crop_geometry(geom: K.ResizeGeometry, args: dict, mirror: bool) -> K.ResizeGeometry:
+def crop_geometry(geom: G.ResizeGeometry, args: dict, mirror: bool) -> G.ResizeGeometry:
     """The resize geometry of only the crop window (of the resized image), mirrored."""
     crop = _value(args.get("crop"))
     if crop is not None:
@@ -266,7 +267,7 @@ def crop_geometry(geom: K.ResizeGeometry, args: dict, mirror: bool) -> K.ResizeG
     lo_x, hi_x = geom.lo_x + ax * sx, geom.lo_x + (ax + cw_i) * sx
     if mirror:
         lo_x, hi_x = hi_x, lo_x
-    return K.ResizeGeometry(ch_i, cw_i, lo_y, lo_x, hi_y, hi_x)
+    return G.ResizeGeometry(ch_i, cw_i, lo_y, lo_x, hi_y, hi_x)
 
 
 def resize_crop_mirror_kernel(ins: list, args: dict, ctx: Any) -> np.ndarray:
@@ -320,7 +321,7 @@ register(OpSchema(
 # -- random_resized_crop ----------------------------------------------------------------------
 
 
-def random_resized_geometry(in_hw: tuple[int, int], args: dict, ctx: Any) -> K.ResizeGeometry:
+def random_resized_geometry(in_hw: tuple[int, int], args: dict, ctx: Any) -> G.ResizeGeometry:
     """Draws the sample's window (its stream: operator seed, sample index) and maps it onto
     'size'."""
     h, w = in_hw
@@ -328,7 +329,7 @@ def random_resized_geometry(in_hw: tuple[int, int], args: dict, ctx: Any) -> K.R
                                       args["random_aspect_ratio"], args["num_attempts"])
     size = args["size"]
     oh, ow = (size[0], size[0]) if len(size) == 1 else (size[0], size[1])
-    return K.ResizeGeometry(int(oh), int(ow), float(y), float(x), float(y + ch), float(x + cw))
+    return G.ResizeGeometry(int(oh), int(ow), float(y), float(x), float(y + ch), float(x + cw))
 
 
 def random_resized_crop_kernel(ins: list, args: dict, ctx: Any) -> np.ndarray:

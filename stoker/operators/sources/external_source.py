@@ -23,10 +23,15 @@ import numpy as np
 from stoker import types
 from stoker.errors import ArgumentError, ArgumentTypeError, SampleError
 from stoker.executor.context import FAILED
-from stoker.graph.layouts import Pending
 from stoker.graph.node import OpNode
 from stoker.operators.machinery.registry import register
 from stoker.operators.machinery.schema import Arg, Example, OpSchema
+from stoker.operators.sources.external_args import (
+    CYCLE,
+    check_args,
+    declared_layouts,
+    positional_params,
+)
 from stoker.operators.sources.external_data import (
     Converted,
     OutputLayout,
@@ -38,8 +43,6 @@ from stoker.operators.sources.external_data import (
     per_output,
 )
 
-_CYCLE = {None: "no", False: "no", "no": "no", True: "quiet", "quiet": "quiet", "raise": "raise"}
-
 
 class ExternalSource:
     """The source instance: holds the iterator/callback and the epoch counters."""
@@ -50,7 +53,7 @@ class ExternalSource:
         self.source = a.get("source")
         self.num_outputs = a.get("num_outputs")
         self.batch = a.get("batch", True)
-        self.cycle = _CYCLE[a.get("cycle")]
+        self.cycle = CYCLE[a.get("cycle")]
         layout = a.get("layout")
         n_out = self.num_outputs or 1
         declared = list(layout) if isinstance(layout, list | tuple) else [layout] * n_out
@@ -350,57 +353,6 @@ class _Raised(str):
     """A per-sample callback's exception, carried as a value (on_error="skip")."""
 
 
-def positional_params(source: Any) -> int:
-    """How many positional parameters a callback has. As in DALI, parameters with defaults
-    count too, so ``lambda x=x: ...`` is called with an argument."""
-    try:
-        params = inspect.signature(source).parameters.values()
-    except (TypeError, ValueError):
-        return 1
-    if any(p.kind == p.VAR_POSITIONAL for p in params):
-        return 1
-    return sum(1 for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
-
-
-def _check(args: dict) -> None:
-    src, cycle = args.get("source"), args.get("cycle")
-    if cycle is not None and not isinstance(cycle, bool) and cycle not in _CYCLE:
-        raise ArgumentError(f"fn.external_source: argument 'cycle' must be one of False, True, "
-                            f"'no', 'quiet', 'raise', got {cycle!r}")
-    if src is not None and not callable(src) and not hasattr(src, "__iter__"):
-        raise ArgumentTypeError(f"fn.external_source: argument 'source' must be a callable, an "
-                                f"iterable or a generator function, got {type(src).__name__}")
-    if src is None and args.get("num_outputs") is not None:
-        raise ArgumentError("fn.external_source: argument 'num_outputs' needs a 'source'; to "
-                            "feed several inputs with feed_input, use one external_source "
-                            "for each (as in DALI)")
-    is_gen_fn = inspect.isgeneratorfunction(src)
-    if cycle is not None and callable(src) and not is_gen_fn:
-        raise ArgumentError("fn.external_source: argument 'cycle' applies only to an iterable or "
-                            "a generator function source, not to a callable")
-    if _CYCLE.get(cycle) in ("quiet", "raise") and inspect.isgenerator(src):
-        raise ArgumentTypeError("fn.external_source: a generator object cannot be cycled; pass "
-                                "the generator function itself")
-    if args.get("parallel"):
-        if src is None or not (callable(src) or hasattr(src, "__iter__")):
-            raise ArgumentError("fn.external_source: parallel=True needs a source")
-        if callable(src) and not is_gen_fn and positional_params(src) != 1:
-            raise ArgumentTypeError("fn.external_source: with parallel=True the callback must "
-                                    "take exactly one argument (SampleInfo, or BatchInfo/int "
-                                    "with batch=True)")
-        if is_gen_fn and args.get("batch") is False:
-            raise ArgumentTypeError("fn.external_source: with parallel=True a generator "
-                                    "function needs batch=True")
-
-
-def _layout(in_layouts: list, args: dict) -> Any:
-    layout = args.get("layout")
-    n = args.get("num_outputs") or 1
-    layouts = list(layout) if isinstance(layout, list | tuple) else [layout] * n
-    # Without a declared layout, each batch's comes with the data (stoker/graph/layouts.py).
-    return [layout or Pending("") for layout in layouts]
-
-
 SCHEMA = register(OpSchema(
     name="external_source",
     positional=("source", "num_outputs"),
@@ -430,8 +382,8 @@ SCHEMA = register(OpSchema(
     num_outputs=lambda a: a.get("num_outputs") or 1,
     stage="source",
     instance=ExternalSource,
-    layout=_layout,
-    check=_check,
+    layout=declared_layouts,
+    check=check_args,
     examples=(
         Example(args={"source": lambda: [np.arange(6, dtype=np.uint8).reshape(2, 3)] * 2}),
         Example(args={"source": 5}, raises=ArgumentTypeError, match="argument 'source'"),

@@ -12,6 +12,7 @@ import numpy as np
 
 from stoker.errors import ArgumentError
 from stoker.kernels.cpu.tensor import tensor as k
+from stoker.kernels.cpu.tensor import window as W
 from stoker.kernels.gpu.lazy import lazy
 from stoker.operators.machinery.registry import register
 from stoker.operators.machinery.schema import Arg, Example, Input, OpSchema
@@ -178,7 +179,7 @@ def pad_plan(shapes: list, dtype: np.dtype, args: dict, argv: dict, n: int
             if len(s) != len(ax):
                 raise ValueError(f"'shape' must have one extent per padded axis ({len(ax)}), "
                                  f"got {s}")
-    targets = k.pad_targets(shapes, axes, min_shape, align)
+    targets = W.pad_targets(shapes, axes, min_shape, align)
     if "fill_value" in argv:
         return targets, k.c_cast(np.ravel(argv["fill_value"]), dtype)
     return targets, k.c_cast(args["fill_value"], dtype)
@@ -193,8 +194,8 @@ def _pad_run(ins: list, args: dict, argv: dict, n: int) -> Any:
     dtype = x.dtype if dense else np.asarray(x[0]).dtype
     targets, fills = pad_plan(shapes, dtype, args, argv, n)
     if all(t == targets[0] for t in targets):  # the usual case: one dense batch out
-        return k.pad_batch_cpu(x, targets[0], fills, dtype)
-    return batch_of([k.pad_cpu(np.asarray(x[j]), targets[j], fills if fills.ndim == 0
+        return W.pad_batch_cpu(x, targets[0], fills, dtype)
+    return batch_of([W.pad_cpu(np.asarray(x[j]), targets[j], fills if fills.ndim == 0
                                else fills[j]) for j in range(n)])
 
 

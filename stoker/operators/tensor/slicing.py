@@ -15,6 +15,7 @@ import numpy as np
 from stoker import types
 from stoker.errors import ArgumentError
 from stoker.kernels.cpu.tensor import tensor as k
+from stoker.kernels.cpu.tensor import window as W
 from stoker.operators.machinery.registry import register
 from stoker.operators.machinery.schema import Arg, Example, Input, OpSchema
 from stoker.operators.machinery.tensor_util import common_row, in_layout, layout_instance
@@ -68,14 +69,14 @@ def _slice(x: np.ndarray, anchor: Any, shape: Any, args: dict, lead: int) -> np.
         if any(args.get(key) is not None for key in _NAMED):
             raise ValueError("anchor/shape inputs and the arguments start/end/shape/rel_* "
                              "are mutually exclusive")
-        lo, hi = k.slice_window_from_inputs(in_shape, axes, anchor, shape,
+        lo, hi = W.slice_window_from_inputs(in_shape, axes, anchor, shape,
                                             args["normalized_anchor"], args["normalized_shape"])
     else:
-        lo, hi = k.slice_window(in_shape, axes, **{key: args.get(key) for key in _NAMED})
+        lo, hi = W.slice_window(in_shape, axes, **{key: args.get(key) for key in _NAMED})
     policy = args["out_of_bounds_policy"]
-    lo, hi = k.check_window(in_shape, lo, hi, policy)
+    lo, hi = W.check_window(in_shape, lo, hi, policy)
     dtype = types.to_numpy(args["dtype"]) if args.get("dtype") is not None else x.dtype
-    return k.slice_cpu(x, lo, hi, policy, args["fill_values"],
+    return W.slice_cpu(x, lo, hi, policy, args["fill_values"],
                        _channel_axis(args, len(in_shape)), dtype, lead)
 
 
@@ -163,7 +164,7 @@ register(OpSchema(
           Arg("normalized_anchor", "bool", True, "A float anchor input is relative."),
           Arg("normalized_shape", "bool", True, "A float shape input is relative."),
           Arg("out_of_bounds_policy", "str", "error", "What a window leaving the sample does.",
-              choices=tuple(k.POLICY_MODES)),
+              choices=tuple(W.POLICY_MODES)),
           Arg("fill_values", "floats", [0.0], "Fill for 'pad'/'constant': one value, or one per "
               "channel (the layout's 'C', else the last axis)."),
           Arg("dtype", "dtype", None, "Output type (default: the input's); conversion "

@@ -2,7 +2,7 @@
 (numba, GIL released): header, random window, resize size and taps, region decode,
 resample and normalize.
 
-``operators/image/resize_fused.py`` runs the same steps as a Python driver around compiled calls
+``operators/image/decode_resize.py`` runs the same steps as a Python driver around compiled calls
 (``decode.probe``, ``crop_window``, ``resize.window_taps``, ``decode.decode``,
 ``resize_normalize``). That driver holds the GIL for about 200 us per image, which the
 executor's threads take in turn: a sixth of the train pipeline's time at two threads.
@@ -35,13 +35,10 @@ from llvmlite import ir
 from numba import carray, types
 from numba.extending import intrinsic
 
-from stoker.kernels.cpu.image import decode, decode_header, resize, turbojpeg
+from stoker.kernels.cpu.image import decode, decode_header, resize, resize_geometry, turbojpeg
 from stoker.kernels.cpu.image.crop_window_loop import window_loop
-from stoker.kernels.cpu.image.resample_loops import (
-    resample_normalized_chw,
-    transpose_rgb,
-    window_filter_taps,
-)
+from stoker.kernels.cpu.image.resample_loops import resample_normalized_chw, window_filter_taps
+from stoker.kernels.cpu.image.transpose_loops import transpose_rgb
 from stoker.kernels.cpu.image.turbojpeg import _MCU, FN_DESTROY, PIXEL_FORMATS
 from stoker.kernels.cpu.image.turbojpeg_loop import _void, decompress, open_header
 from stoker.kernels.cpu.jit import njit
@@ -76,8 +73,8 @@ _decoded_columns = njit(inline="always")(turbojpeg.decoded_columns)
 _scaled = njit(inline="always")(turbojpeg.scaled)
 _scaled_window = njit(inline="always")(decode.scaled_window)
 _dct_scale = njit(inline="always")(decode.dct_scale)
-_output_extent = njit(inline="always")(resize.output_extent)
-_shorter_request = njit(inline="always")(resize.shorter_request)
+_output_extent = njit(inline="always")(resize_geometry.output_extent)
+_shorter_request = njit(inline="always")(resize_geometry.shorter_request)
 # The header reader's Exif walk, compiled from its source too.
 _jpeg_exif = njit(inline="always")(decode_header.jpeg_exif)
 _exif_orientation = njit(inline="always")(decode_header.exif_orientation)
@@ -240,7 +237,7 @@ def decode_resize_chw(data, fns, ints, floats, min_table, mag_table, seed, index
         dec_y, dec_h, width, src_y, src_x = y, ry, 0 if whole else x1 - x0, 0, x - x0
     else:
         # decode.decode_scaled's window, the whole pixels around the source region at
-        # that scale, and resize_fused._decode_scaled's taps of the same output on it
+        # that scale, and decode_resize._decode_scaled's taps of the same output on it
         ys, xs, ye, xe, fy0, fx0, fy1, fx1 = _scaled_window(y, x, ry, rx, h, w, denom)
         hs, ws = ye - ys, xe - xs
         fy, fx = (fy1 - fy0) / ry, (fx1 - fx0) / rx
@@ -309,7 +306,7 @@ def _aligned(n):  # pragma: no cover - compiled
 @njit(nogil=True, cache=True)
 def _axis(out_size, lo, hi, extent, ints, floats, min_table, mag_table, first, count,
           reverse):  # pragma: no cover - compiled
-    """``resize.window_taps``' taps of one axis, the filter as ``resize.pick_filter``
+    """``resize.window_taps``' taps of one axis, the filter as ``resize_geometry.pick_filter``
     picks it: (idx, weights, start, span, whole span, support)."""
     in_extent = abs(hi - lo)
     if out_size < in_extent:
