@@ -1,4 +1,5 @@
-"""What an operator sees of the run: the batch, the chunk or the sample it works on.
+"""What an operator sees of the run: the batch, the chunk or the sample it works on, and
+the values that flow between operators (``merge`` joins a batch's chunks).
 
 Random operators draw only through these contexts, keyed by (operator seed, epoch, sample
 index in the epoch), so a sample's values never depend on thread count, chunking, batch
@@ -25,6 +26,23 @@ class _Failed:
 
 
 FAILED: Any = _Failed()
+
+# Values flowing between operators: a dense array (sample axis first) or a list of arrays.
+Value = Any
+
+
+def merge(parts: list[Value]) -> Value:
+    """Joins chunk results into one batch value; dense when every part is dense and alike."""
+    if len(parts) == 1:
+        return parts[0]
+    if all(isinstance(p, np.ndarray) for p in parts):
+        first = parts[0]
+        if all(p.shape[1:] == first.shape[1:] and p.dtype == first.dtype for p in parts):
+            return np.concatenate(parts)
+    out: list[np.ndarray] = []
+    for p in parts:
+        out.extend(p)
+    return out
 
 
 class BatchContext:

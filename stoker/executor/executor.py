@@ -12,10 +12,8 @@ from __future__ import annotations
 from time import perf_counter
 from typing import Any
 
-import numpy as np
-
 from stoker.errors import SampleError, StokerError
-from stoker.executor.context import BatchContext, ChunkContext
+from stoker.executor.context import BatchContext, ChunkContext, Value, merge
 from stoker.executor.pool import WorkerPool
 from stoker.executor.variants import Variants
 from stoker.graph.compile import Plan, Stage
@@ -25,26 +23,9 @@ from stoker.operators.machinery.base import batch_error
 from stoker.operators.machinery.layouts import run_layout
 from stoker.tensors import TensorList, TensorListGPU
 
-# Values flowing between operators: a dense array (sample axis first) or a list of arrays.
-Value = Any
-
 
 def _take(value: Value, lo: int, hi: int) -> Value:
     return value[lo:hi]
-
-
-def merge(parts: list[Value]) -> Value:
-    """Joins chunk results into one batch value; dense when every part is dense and alike."""
-    if len(parts) == 1:
-        return parts[0]
-    if all(isinstance(p, np.ndarray) for p in parts):
-        first = parts[0]
-        if all(p.shape[1:] == first.shape[1:] and p.dtype == first.dtype for p in parts):
-            return np.concatenate(parts)
-    out: list[np.ndarray] = []
-    for p in parts:
-        out.extend(p)
-    return out
 
 
 def batch_len(value: Value) -> int:

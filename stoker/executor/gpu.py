@@ -19,11 +19,10 @@ import contextlib
 from time import perf_counter
 from typing import Any
 
-import numpy as np
-
 from stoker.errors import DeviceError, StokerError
 from stoker.executor.context import BatchContext, GpuContext, SampleFailure
 from stoker.graph.node import DataNode, OpNode
+from stoker.kernels.gpu.common import download_batch, is_gpu_value, upload_batch
 from stoker.operators.machinery.base import as_outputs, batch_error, sample_error
 
 
@@ -60,62 +59,6 @@ class GpuOp:
         # works sample by sample picks sample j's from them).
         args = {**self.args, **argv, "_per_sample": tuple(argv)} if argv else self.args
         return as_outputs(self.kernel(ins, args, ctx), self.n_out)
-
-
-def is_gpu_value(value: Any) -> bool:
-    """True for a torch tensor or a list of them (a GPU operator's output)."""
-    if isinstance(value, np.ndarray):
-        return False
-    if isinstance(value, list | tuple):
-        return bool(value) and not isinstance(value[0], np.ndarray) and \
-            hasattr(value[0], "device")
-    return hasattr(value, "device") and hasattr(value, "dtype")
-
-
-def upload(value: Any, device: Any) -> Any:
-    """A CPU batch value (dense array or list of arrays) as torch tensors on ``device``."""
-    import torch
-
-    from stoker.kernels.gpu.common import torch_dtype
-
-    if is_gpu_value(value):
-        return value
-    if device.type == "cpu":
-        if isinstance(value, np.ndarray):
-            return torch.from_numpy(_writable(value))
-        return [torch.from_numpy(_writable(np.asarray(v))) for v in value]
-    if isinstance(value, np.ndarray):
-        staging = torch.empty(value.shape, dtype=torch_dtype(value.dtype), pin_memory=True)
-        staging.numpy()[...] = value
-        return staging.to(device, non_blocking=True)
-    samples = [np.asarray(v) for v in value]
-    if not samples:
-        return []
-    dtype = samples[0].dtype
-    if any(s.dtype != dtype for s in samples):
-        return [upload(s, device) for s in samples]
-    # One staging buffer and one copy for the whole ragged batch, then per-sample views.
-    sizes = [s.size for s in samples]
-    staging = torch.empty(sum(sizes), dtype=torch_dtype(dtype), pin_memory=True)
-    flat = staging.numpy()
-    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-    for s, lo, hi in zip(samples, offsets[:-1], offsets[1:], strict=True):
-        flat[lo:hi] = s.reshape(-1)
-    on_device = staging.to(device, non_blocking=True)
-    return [on_device[lo:hi].view(s.shape) for s, lo, hi in
-            zip(samples, offsets[:-1], offsets[1:], strict=True)]
-
-
-def download(value: Any) -> Any:
-    """A GPU batch value as numpy (waits for the work on the current stream)."""
-    if isinstance(value, list | tuple):
-        return [t.detach().cpu().numpy() for t in value]
-    return value.detach().cpu().numpy()
-
-
-def _writable(arr: np.ndarray) -> np.ndarray:
-    # torch warns on (and would let kernels write into) read-only numpy memory.
-    return arr if arr.flags.writeable else arr.copy()
 
 
 class GpuRunner:
@@ -173,7 +116,7 @@ class GpuRunner:
             value = values[node]
             if op.device == "gpu" and not is_gpu_value(value):
                 if node not in uploaded:
-                    uploaded[node] = upload(value, self.device)
+                    uploaded[node] = upload_batch(value, self.device)
                 value = uploaded[node]
             ins.append(value)
         argv = {key: values[node] for key, node in op.arg_nodes.items()}
@@ -191,4 +134,5 @@ class GpuRunner:
         if ex.profiler is not None:
             ex.profiler.record(op.schema.name, "gpu", bctx.iteration, start, perf_counter())
         for node, out in zip(op.outputs, outs, strict=True):
-            values[node] = download(out) if node.device == "cpu" and is_gpu_value(out) else out
+            moved = node.device == "cpu" and is_gpu_value(out)
+            values[node] = download_batch(out) if moved else out

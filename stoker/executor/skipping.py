@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from stoker.errors import PipelineError
-from stoker.executor.context import BatchContext
+from stoker.executor.context import BatchContext, merge
 
 # So many failures in a row, with no good sample between, stop the run: every sample is
 # probably bad (a wrong folder, a wrong decoder), and skipping would spin forever.
@@ -204,8 +204,6 @@ def _count_in_a_row(pipe: Any, rnd: _Round, skipped: list) -> None:
 
 def _merge(ex: Any, parts: list[tuple[dict, dict]], nodes: list) -> tuple[dict, dict]:
     """The rounds' values of ``nodes`` joined into one batch, with their source_info."""
-    from stoker.executor.executor import merge
-
     if len(parts) == 1:
         return parts[0]
     values: dict = {}

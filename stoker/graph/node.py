@@ -12,6 +12,7 @@ import os
 import sys
 import threading
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 from stoker.errors import GraphError
@@ -42,6 +43,20 @@ def user_frame() -> str:
             return f"{frame.f_code.co_filename}:{frame.f_lineno}"
         frame = frame.f_back
     return "<unknown>"
+
+
+class Recorder:
+    """How a DataNode's methods (arithmetic, indexing, device moves, shape) record operator
+    calls. graph/ sits below the operators and imports none of them: stoker/operators fills
+    these in as it loads, which it has done before any DataNode exists (only an operator
+    call makes one)."""
+
+    call_op: Callable[[str, list, dict], Any]  # fn.<name>(*inputs, **kwargs)
+    expression: Callable[..., Any]  # an arithmetic node: (op, *operands)
+    subscript: Callable[[Any, Any], Any]  # node[index]
+
+
+RECORDER = Recorder()
 
 
 class OpNode:
@@ -116,42 +131,31 @@ class DataNode:
     def gpu(self) -> DataNode:
         if self.device == "gpu":
             return self
-        from stoker.operators.machinery.registry import call_op
-
-        return call_op("_to_device", [self], {"device": "gpu"})
+        return RECORDER.call_op("_to_device", [self], {"device": "gpu"})
 
     def cpu(self) -> DataNode:
         if self.device == "cpu":
             return self
-        from stoker.operators.machinery.registry import call_op
-
         # Runs in the batch's GPU part (after the GPU operators); its output is a CPU node,
         # which the executor downloads to host memory.
-        out = call_op("_to_device", [self], {"device": "gpu"})
+        out = RECORDER.call_op("_to_device", [self], {"device": "gpu"})
         out.device = "cpu"
         return out
 
     def shape(self, dtype: Any = None, device: str = "cpu") -> DataNode:
-        from stoker.operators.machinery.registry import call_op
-
         args = {} if dtype is None else {"dtype": dtype}
-        return call_op("shapes", [self], args)
+        return RECORDER.call_op("shapes", [self], args)
 
     def source_info(self) -> DataNode:
-        from stoker.operators.machinery.registry import call_op
-
-        return call_op("get_property", [self], {"key": "source_info"})
+        return RECORDER.call_op("get_property", [self], {"key": "source_info"})
 
     def __getitem__(self, index: Any) -> DataNode:
-        from stoker.operators.tensor.subscript import subscript
-
-        return subscript(self, index)
+        return RECORDER.subscript(self, index)
 
     # -- arithmetic: recorded as nodes by stoker.operators.tensor.arithmetic ---------------
     def _bin(self, op: str, other: Any, reverse: bool = False) -> DataNode:
-        from stoker.operators.tensor.arithmetic import binary
-
-        return binary(op, other, self) if reverse else binary(op, self, other)
+        record = RECORDER.expression
+        return record(op, other, self) if reverse else record(op, self, other)
 
     def __add__(self, o): return self._bin("add", o)
     def __radd__(self, o): return self._bin("add", o, True)
@@ -181,22 +185,16 @@ class DataNode:
     def __ge__(self, o): return self._bin("geq", o)
 
     def __neg__(self):
-        from stoker.operators.tensor.arithmetic import unary
-
-        return unary("minus", self)
+        return RECORDER.expression("minus", self)
 
     def __pos__(self):
         return self
 
     def __invert__(self):
-        from stoker.operators.tensor.arithmetic import unary
-
-        return unary("bitnot", self)
+        return RECORDER.expression("bitnot", self)
 
     def __abs__(self):
-        from stoker.operators.tensor.arithmetic import unary
-
-        return unary("abs", self)
+        return RECORDER.expression("abs", self)
 
 
 def check_same_pipeline(schema: Any, nodes: list[DataNode]) -> Any:

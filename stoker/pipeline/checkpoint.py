@@ -35,9 +35,9 @@ VERSION = 1
 
 def traced_names(pipe: Any) -> list[str]:
     """The schema name of each operator the user's pipeline traced, in trace order. Fusion
-    (graph/fuse.py) rewrites operators in place at build(), and a restored pipeline is
-    checked before its build: a checkpoint names the operators as traced, so it restores
-    into the same pipeline whichever rules fired (or none)."""
+    (graph/fuse.py, with the families' rules) rewrites operators in place at build(), and a
+    restored pipeline is checked before its build: a checkpoint names the operators as traced,
+    so it restores into the same pipeline whichever rules fired (or none)."""
     plan = getattr(pipe, "_plan", None)
     traced = plan.traced if plan is not None else {}
     return [traced.get(op, op.schema.name) for op in pipe._ops]

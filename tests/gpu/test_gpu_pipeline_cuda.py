@@ -18,7 +18,7 @@ pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a C
 from helpers import gradient_jpeg  # noqa: E402
 
 from stoker import Pipeline, fn, pipeline_def, types  # noqa: E402
-from stoker.executor import gpu as G  # noqa: E402
+from stoker.kernels.gpu.common import upload_batch  # noqa: E402
 from stoker.kernels.gpu.image import jpeg as J  # noqa: E402
 from stoker.plugin.pytorch import DALIGenericIterator  # noqa: E402
 from stoker.tensors import TensorListGPU  # noqa: E402
@@ -94,9 +94,9 @@ def test_uploads_go_through_pinned_memory(monkeypatch) -> None:
         return t
 
     monkeypatch.setattr(torch, "empty", spy)
-    dense = G.upload(np.arange(6, dtype=np.int16).reshape(2, 3), torch.device("cuda", 0))
-    ragged = G.upload([np.arange(3, dtype=np.uint8), np.arange(5, dtype=np.uint8)],
-                      torch.device("cuda", 0))
+    dense = upload_batch(np.arange(6, dtype=np.int16).reshape(2, 3), torch.device("cuda", 0))
+    ragged = upload_batch([np.arange(3, dtype=np.uint8), np.arange(5, dtype=np.uint8)],
+                          torch.device("cuda", 0))
     torch.cuda.synchronize()
     assert len(pinned) == 2 and all(t.is_pinned() for t in pinned)
     assert dense.is_cuda and dense.cpu().tolist() == [[0, 1, 2], [3, 4, 5]]

@@ -1,4 +1,4 @@
-"""Image-chain fusion (graph/fuse.py): decode -> resize / random_resized_crop ->
+"""Image-chain fusion (operators/image/fusion.py): decode -> resize / random_resized_crop ->
 crop_mirror_normalize run as one operator, with the unfused chain's results and draws."""
 
 from __future__ import annotations

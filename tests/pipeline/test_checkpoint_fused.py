@@ -1,4 +1,4 @@
-"""Checkpoints of pipelines that fusion rewrote (graph/fuse.py, operators/image/resize_fused.py).
+"""Checkpoints of pipelines that fusion rewrote (operators/image/fusion.py, resize_fused.py).
 
 Fusion rewrites operators in place at build(); a checkpoint must still describe the
 user's graph, or a pipeline restored from it (checked before its own build) is refused

@@ -101,6 +101,61 @@ def upload(values: Any, device: Any, dtype: torch.dtype | None = None) -> torch.
     return t.to(device=device, dtype=dtype or t.dtype)
 
 
+# -- batches between host and device --------------------------------------------------
+
+
+def is_gpu_value(value: Any) -> bool:
+    """True for a torch tensor or a list of them (a GPU operator's output)."""
+    if isinstance(value, np.ndarray):
+        return False
+    if isinstance(value, list | tuple):
+        return bool(value) and not isinstance(value[0], np.ndarray) and \
+            hasattr(value[0], "device")
+    return hasattr(value, "device") and hasattr(value, "dtype")
+
+
+def upload_batch(value: Any, device: Any) -> Any:
+    """A CPU batch value (dense array or list of arrays) as torch tensors on ``device``."""
+    if is_gpu_value(value):
+        return value
+    if device.type == "cpu":
+        if isinstance(value, np.ndarray):
+            return torch.from_numpy(_writable(value))
+        return [torch.from_numpy(_writable(np.asarray(v))) for v in value]
+    if isinstance(value, np.ndarray):
+        staging = torch.empty(value.shape, dtype=torch_dtype(value.dtype), pin_memory=True)
+        staging.numpy()[...] = value
+        return staging.to(device, non_blocking=True)
+    samples = [np.asarray(v) for v in value]
+    if not samples:
+        return []
+    dtype = samples[0].dtype
+    if any(s.dtype != dtype for s in samples):
+        return [upload_batch(s, device) for s in samples]
+    # One staging buffer and one copy for the whole ragged batch, then per-sample views.
+    sizes = [s.size for s in samples]
+    staging = torch.empty(sum(sizes), dtype=torch_dtype(dtype), pin_memory=True)
+    flat = staging.numpy()
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    for s, lo, hi in zip(samples, offsets[:-1], offsets[1:], strict=True):
+        flat[lo:hi] = s.reshape(-1)
+    on_device = staging.to(device, non_blocking=True)
+    return [on_device[lo:hi].view(s.shape) for s, lo, hi in
+            zip(samples, offsets[:-1], offsets[1:], strict=True)]
+
+
+def download_batch(value: Any) -> Any:
+    """A GPU batch value as numpy (waits for the work on the current stream)."""
+    if isinstance(value, list | tuple):
+        return [t.detach().cpu().numpy() for t in value]
+    return value.detach().cpu().numpy()
+
+
+def _writable(arr: np.ndarray) -> np.ndarray:
+    # torch warns on (and would let kernels write into) read-only numpy memory.
+    return arr if arr.flags.writeable else arr.copy()
+
+
 # -- conversions ----------------------------------------------------------------------------
 
 

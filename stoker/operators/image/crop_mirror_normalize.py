@@ -108,7 +108,7 @@ def _folded_crop(images: np.ndarray, layout: str, args: dict) -> tuple:
     """The region this op crops from, the offsets and the raw fill of a crop folded into it.
 
     The compiler folds ``crop -> crop_mirror_normalize`` of images into one op
-    (graph/fuse.py): the window is then placed in the crop's window, taken from the
+    (fusion.py): the window is then placed in the crop's window, taken from the
     original image at the crop's anchor, and pixels outside the original take the crop's
     fill value, normalized like any pixel.
     """
@@ -135,7 +135,7 @@ def cmn_batch(ins: list, args: dict, ctx: Any) -> np.ndarray:
     dtype = types.to_numpy(args["dtype"])
     # Cast as DALI casts fill values; the kernels' own conversion then leaves them as they are.
     fill = P.fill_cast(fill, dtype).astype(np.float64)
-    if raw_fill is not None:  # only fused with constant mean/std (see graph/fuse.py)
+    if raw_fill is not None:  # only fused with constant mean/std (see fusion.py)
         # The crop stored its fill in the image's type; normalize it as any such pixel.
         raw = P.fill_cast(P.fill_or_zero(raw_fill, c, True), images.dtype)
         fill[:c] = K.normalize_values(raw, *K.normalize_factors(mean, std, args["scale"],

@@ -4,7 +4,7 @@ Inputs are encoded images (1-D uint8 samples, as readers.file makes them). The d
 that take a window read the image's header first, resolve the window against the
 (oriented) image size, then decode only that window (``kernels/cpu/image/decode.py``). The
 graph compiler turns decoders.image followed by ``crop``, ``slice`` or a cropping
-``crop_mirror_normalize`` into these window decoders (``graph/fuse.py``).
+``crop_mirror_normalize`` into these window decoders (``fusion.py``).
 
 ``device="mixed"`` runs in the batch's GPU part (``mixed_kernel``): JPEGs are decoded in
 one batch on the GPU (``kernels/gpu/image/jpeg.py``: nvImageCodec or torchvision's nvJPEG), each

@@ -45,7 +45,7 @@ def _gpu_may_decode(args: dict) -> bool:
 
 def decode_batch(cpu_kernel: Callable, roi: Callable | None, ins: list, args: dict,
                  ctx: Any) -> list:
-    from stoker.executor.gpu import upload
+    from stoker.kernels.gpu.common import upload_batch
     from stoker.kernels.gpu.image import jpeg
 
     n = ctx.n
@@ -63,7 +63,7 @@ def decode_batch(cpu_kernel: Callable, roi: Callable | None, ins: list, args: di
 
     backend = jpeg.backend_for(ctx.device) if _gpu_may_decode(args) else "cpu"
     if backend == "cpu":
-        return upload(ctx.map(on_cpu, n), ctx.device)
+        return upload_batch(ctx.map(on_cpu, n), ctx.device)
 
     def window(j: int) -> tuple | None:
         """(window,) for a JPEG the GPU decodes, None for one the CPU decodes."""
@@ -110,7 +110,7 @@ def decode_batch(cpu_kernel: Callable, roi: Callable | None, ins: list, args: di
             out[j] = img
     rest = [j for j in range(n) if out[j] is None]
     if rest:
-        decoded = upload(ctx.map(lambda k: on_cpu(rest[k]), len(rest)), ctx.device)
+        decoded = upload_batch(ctx.map(lambda k: on_cpu(rest[k]), len(rest)), ctx.device)
         for j, t in zip(rest, decoded, strict=True):
             out[j] = t
     return out

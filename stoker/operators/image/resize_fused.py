@@ -1,4 +1,4 @@
-"""Hidden operators that the fusion rules (``graph/fuse.py``) put in place of image chains,
+"""Hidden operators that the fusion rules (``fusion.py``) put in place of image chains,
 and what they share.
 
 - ``_resize_normalize`` (here): ``resize`` (or ``random_resized_crop``) then

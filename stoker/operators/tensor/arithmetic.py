@@ -30,14 +30,7 @@ def _operands(ins: list, args: dict) -> list:
 
 
 def _types(ins: list, args: dict) -> list[np.dtype]:
-    return _with_scalar_types([np.asarray(x).dtype for x in ins], args)
-
-
-def _with_scalar_types(tensor_dtypes: list[np.dtype], args: dict) -> list[np.dtype]:
-    dts = list(tensor_dtypes)
-    for pos, value, declared in args["scalars"]:
-        dts.insert(pos, arith.scalar_type(dts[0] if dts else np.float32, value, declared))
-    return dts
+    return arith.with_scalar_types([np.asarray(x).dtype for x in ins], args["scalars"])
 
 
 def _compute(ins: list, args: dict, sample_axis: bool) -> np.ndarray:
@@ -73,7 +66,7 @@ register(OpSchema(
           Arg("scalars", "any", (), "Scalar operands as (position, value, declared type).")),
     kernel=arith_sample, batch_kernel=arith_batch, layout=_layout,
     devices=("cpu", "gpu"), gpu_kernel=lazy("tensor.arith", "arith"),
-    dtype=lambda dts, a: arith.result_type(a["op"], _with_scalar_types(dts, a)),
+    dtype=lambda dts, a: arith.result_type(a["op"], arith.with_scalar_types(dts, a["scalars"])),
     examples=(
         Example(args={"op": "add"}, inputs=([np.array([1, 2], np.uint8)],
                                              [np.array([3, 4], np.int16)])),
@@ -118,11 +111,3 @@ def expression(op: str, *operands: Any) -> DataNode:
     if not nodes:
         raise ArgumentTypeError(f"arithmetic '{op}': at least one operand must be a DataNode")
     return call_op("_arith", nodes, {"op": op, "scalars": tuple(scalars)})
-
-
-def binary(op: str, a: Any, b: Any) -> DataNode:
-    return expression(op, a, b)
-
-
-def unary(op: str, a: Any) -> DataNode:
-    return expression(op, a)

@@ -66,6 +66,15 @@ def scalar_type(tensor: np.dtype, value: Any, declared: np.dtype | None) -> np.d
 _BOOL_ARITH = ("add", "sub", "fdiv", "div", "mod", "pow", "fpow", "atan2", "min", "max")
 
 
+def with_scalar_types(tensor_dtypes: list[np.dtype], scalars: Any) -> list[np.dtype]:
+    """Every operand's type, in order: the tensors', with each scalar operand's
+    (``scalar_type``) inserted at its position. ``scalars``: (position, value, declared)."""
+    dts = list(tensor_dtypes)
+    for pos, value, declared in scalars:
+        dts.insert(pos, scalar_type(dts[0] if dts else np.float32, value, declared))
+    return dts
+
+
 def result_type(op: str, dtypes: list[np.dtype]) -> np.dtype:
     t = dtypes[0]
     for d in dtypes[1:]:

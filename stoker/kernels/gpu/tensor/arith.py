@@ -16,7 +16,6 @@ import torch
 
 from stoker.kernels.cpu.tensor import arith as A
 from stoker.kernels.gpu import common as G
-from stoker.operators.tensor.arithmetic import _with_scalar_types
 
 _BINARY = {"add": torch.add, "sub": torch.sub, "mul": torch.mul, "fdiv": torch.true_divide,
            "min": torch.minimum, "max": torch.maximum, "atan2": torch.atan2,
@@ -89,7 +88,7 @@ def arith(ins: list, args: dict, ctx: Any) -> Any:
     op = args["op"]
     dense = all(G.is_dense(x) for x in ins)
     firsts = [x.dtype if G.is_dense(x) else x[0].dtype for x in ins]
-    dts = _with_scalar_types([G.numpy_dtype(d) for d in firsts], args)
+    dts = A.with_scalar_types([G.numpy_dtype(d) for d in firsts], args["scalars"])
 
     def operands(tensors: list) -> list:
         out: list[Any] = list(tensors)
