@@ -1,15 +1,20 @@
 """stoker keeps accelerators fed: DALI's pipeline API, fast on CPU cores, GPU where present.
 
-Parts (see DESIGN.md):
-    pipeline  -- Pipeline, pipeline_def, build/run/reset, epochs
-    graph     -- DataNode, tracing context, compile passes
-    operators -- operator schemas and the registry behind ``fn``
-    ops       -- DALI's legacy operator classes (``ops.Resize(...)``), made from the registry
-    kernels   -- the work itself, per backend (cpu, gpu)
+Parts (see DESIGN.md), lowest layer first (tests/test_layering.py keeps imports downwards):
+    kernels   -- the work itself, per backend (kernels/cpu, kernels/gpu), per family
     readers   -- sample indexes and byte sources, sharding, shuffling
+    tensors   -- TensorListCPU/GPU, TensorCPU/GPU: the batches a pipeline hands out
+    graph     -- DataNode, tracing context, compile passes, fusion
+    operators -- machinery/ (schemas, registry behind ``fn``) and one folder per family:
+                 image, tensor, random, sources, readers, detection, audio, video
     executor  -- thread pool, stages, prefetch, error policy
+    pipeline  -- Pipeline, pipeline_def, build/run/reset, epochs
+    fn, ops   -- the functional API and DALI's legacy operator classes, made from the registry
     plugin    -- framework iterators (PyTorch, JAX, TensorFlow)
-    cli       -- ``stoker demo``, ``stoker bench``
+    cli       -- ``stoker demo``, ``stoker bench``, ``stoker profile``, ``stoker docs``
+
+An operator family has the same folder name in operators/, kernels/cpu/, kernels/gpu/ and
+tests/; docs/operators.md (``stoker docs``) documents every operator, by family.
 """
 
 from __future__ import annotations

@@ -42,7 +42,16 @@ def main(argv: list[str] | None = None) -> int:
     make.add_argument("--classes", type=int, default=10)
     make.add_argument("--quality", type=int, default=90)
     make.add_argument("--seed", type=int, default=0)
+    docs = sub.add_parser("docs", help="write the operator reference (docs/operators.md) "
+                          "from the registry")
+    docs.add_argument("--out", help="where to write it (default: docs/operators.md)")
+    docs.add_argument("--check", action="store_true",
+                      help="write nothing; fail if the file is not what it would be")
     args = parser.parse_args(argv)
+    if args.command == "docs":
+        from stoker.cli.docs import run_docs
+
+        return run_docs(args.out, args.check)
     if args.command == "demo":
         from stoker.cli.demo import run_demo
 

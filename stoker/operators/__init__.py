@@ -1,34 +1,36 @@
-"""Operator schemas, one module per family; importing this package registers them all."""
+"""Operator schemas and their glue, one folder per family; ``load_all`` registers them all.
+
+    machinery/ -- what every operator is made of: schemas, argument checks, the registry
+                  (and the ``fn`` namespace made from it), DALI's old names, base instances
+    image/     -- decoders, crops, resampling and its fusion, warps, color, filters, noise
+    tensor/    -- types and copies, shapes, joins, windows, arithmetic, indexing, normalize
+    random/    -- per-sample random values
+    sources/   -- external_source
+    readers/   -- readers.file, io.file.read (the byte sources are ``stoker/readers``)
+    detection/, audio/, video/ -- empty, for the coming operators
+
+A family has the same folder name under ``stoker/kernels/cpu/``, ``stoker/kernels/gpu/``
+and ``tests/``; its ``__init__.py`` lists its operators (tests/test_families.py checks
+the list against the registry), and ``docs/operators.md`` (``stoker docs``) documents them.
+"""
 
 from __future__ import annotations
 
 import importlib
+import pkgutil
 from typing import Any
 
 from stoker.graph.node import RECORDER
 
-# Family modules; each registers its schemas on import.
-FAMILIES = ("sources.external_source", "random.generators", "tensor.arithmetic", "tensor.tensor",
-            "tensor.shape", "tensor.join", "tensor.slicing", "tensor.subscript", "image.geometry",
-            "image.crop_mirror_normalize", "readers.file")
+FAMILIES = ("image", "tensor", "random", "sources", "readers", "detection", "audio", "video")
 
-# Color and pixel families: color, blur/JPEG filters, noise, erase/grid_mask, lookups,
-# and normalize (mean/stddev statistics).
-FAMILIES += ("image.color", "image.filters", "image.noise", "image.erase", "image.lut",
-             "tensor.normalize")
 
-# Geometric families: resampling, warps, affine transforms and coordinates, paste.
-FAMILIES += ("image.resize", "image.transforms", "image.warp", "image.paste")
-
-# Image decoders (JPEG through libjpeg-turbo, other formats through OpenCV).
-FAMILIES += ("image.decoders",)
-
-# Reading files named by data (fn.io.file.read).
-FAMILIES += ("readers.io_file",)
-
-# Hidden operators that the fusion rules (image.fusion) substitute for decode -> resize ->
-# normalize chains, and the rules.
-FAMILIES += ("image.resize_fused", "image.decode_resize", "image.fusion")
+def family_modules(family: str) -> list[str]:
+    """The modules of a family's folder, by name. Each module that defines operators
+    registers their schemas when it is imported."""
+    package = importlib.import_module(f"{__name__}.{family}")
+    return [f"{package.__name__}.{m.name}" for m in
+            sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name)]
 
 
 def _call_op(name: str, inputs: list, kwargs: dict) -> Any:
@@ -57,4 +59,5 @@ RECORDER.call_op, RECORDER.expression, RECORDER.subscript = _call_op, _expressio
 
 def load_all() -> None:
     for family in FAMILIES:
-        importlib.import_module(f"stoker.operators.{family}")
+        for module in family_modules(family):
+            importlib.import_module(module)

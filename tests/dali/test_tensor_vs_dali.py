@@ -1,7 +1,7 @@
 """Tensor operators and ``node[...]`` against DALI 2.4 itself: same values, dtypes, layouts.
 
 Skipped unless nvidia.dali is importable; run it with
-``/work/bench-venv/bin/python -m pytest tests/ops/test_tensor_vs_dali.py``.
+``/work/bench-venv/bin/python -m pytest tests/dali/test_tensor_vs_dali.py``.
 Each case builds the same graph in both libraries; a case DALI rejects must be rejected
 by stoker too.
 """

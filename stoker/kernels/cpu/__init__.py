@@ -1,4 +1,10 @@
-"""CPU kernels: numpy, numba, OpenCV and libjpeg-turbo functions on plain arrays."""
+"""CPU kernels: numpy, numba, OpenCV and libjpeg-turbo functions on plain arrays.
+
+One folder per operator family (``image/``, ``tensor/``, ``random/``; ``detection/``,
+``audio/``, ``video/`` to come), as in ``stoker/operators/``. Shared here: ``jit`` (numba's
+njit with a fast cache), ``compiled`` (compiled-loop modules loaded on first use),
+``buffers`` (recycled output arrays), ``saturate`` (DALI's rounding and saturation).
+"""
 
 import os
 

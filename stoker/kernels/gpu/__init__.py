@@ -3,6 +3,10 @@
 The same kernels run on torch CPU tensors when ``STOKER_GPU_ON_CPU=1``: that is how CI,
 which has no GPU, exercises the GPU code path (device="gpu"/"mixed" operators, the GPU
 stage, GPU outputs) without a second implementation to keep in step.
+
+One folder per operator family (``image/``, ``tensor/``), as in ``stoker/operators/``;
+shared here: ``common`` (batches between host and device, types, rounding) and ``lazy``
+(schemas name GPU kernels without importing torch).
 """
 
 from __future__ import annotations

@@ -32,6 +32,9 @@ from stoker.operators.machinery.schema import (
 )
 
 REGISTRY: dict[str, OpSchema] = {}
+# Operator -> the module that registered it: its family is the folder (stoker docs, and the
+# test that checks each family's list of operators).
+REGISTERED_BY: dict[str, str] = {}
 
 DEVICES = ("cpu", "gpu", "mixed")
 
@@ -40,6 +43,7 @@ def register(schema: OpSchema) -> OpSchema:
     if schema.name in REGISTRY:
         raise ValueError(f"operator {schema.name!r} registered twice")
     REGISTRY[schema.name] = schema
+    REGISTERED_BY[schema.name] = sys._getframe(1).f_globals.get("__name__", "")
     return schema
 
 

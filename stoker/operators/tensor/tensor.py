@@ -1,7 +1,7 @@
 """Tensor operators: type changes, copies, shapes and properties, constants, one-hot.
 
-Shape changes are in ``tensor_shape``, joining and padding in ``tensor_join``, windows in
-``tensor_slice``; kernels are in ``kernels/cpu/tensor/tensor.py``.
+Shape changes are in ``shape.py``, joining and padding in ``join.py``, windows in
+``slicing.py``; kernels are in ``kernels/cpu/tensor/``.
 """
 
 from __future__ import annotations

@@ -1,1 +1,5 @@
-"""Tensor operators: types, shapes, joins, windows, arithmetic, indexing, normalization."""
+"""GPU kernels of the tensor family (``stoker/operators/tensor/``), on torch tensors.
+
+``tensor`` (cast, cast_like, transpose, pad), ``arith`` (arithmetic and stoker.math),
+``normalize``.
+"""

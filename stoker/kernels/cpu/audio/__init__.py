@@ -1,0 +1,1 @@
+"""CPU kernels of the audio family (``stoker/operators/audio/``): none yet."""

@@ -1,0 +1,1 @@
+"""CPU kernels of the detection family (``stoker/operators/detection/``): none yet."""

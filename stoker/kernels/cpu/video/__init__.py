@@ -1,0 +1,1 @@
+"""CPU kernels of the video family (``stoker/operators/video/``): none yet."""

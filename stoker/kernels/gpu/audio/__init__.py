@@ -1,0 +1,1 @@
+"""GPU kernels of the audio family (``stoker/operators/audio/``): none yet."""

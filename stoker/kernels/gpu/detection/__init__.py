@@ -1,0 +1,1 @@
+"""GPU kernels of the detection family (``stoker/operators/detection/``): none yet."""

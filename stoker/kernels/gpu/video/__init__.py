@@ -1,0 +1,1 @@
+"""GPU kernels of the video family (``stoker/operators/video/``): none yet."""
