@@ -26,6 +26,9 @@ FAMILIES += ("image.decoders",)
 # Reading files named by data (fn.io.file.read).
 FAMILIES += ("readers.io_file",)
 
+# Detection and segmentation: boxes, crops that keep them, anchors, masks.
+FAMILIES += ("detection",)
+
 # Hidden operators that the fusion rules (image.fusion) substitute for decode -> resize ->
 # normalize chains, and the rules.
 FAMILIES += ("image.resize_fused", "image.decode_resize", "image.fusion")

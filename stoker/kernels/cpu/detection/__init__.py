@@ -1,0 +1,1 @@
+"""Detection and segmentation kernels: boxes, crops around them, anchors, masks."""
