@@ -51,15 +51,36 @@ def _bbox(polys: list[np.ndarray]) -> list[float]:
             round(float(y1 - y0), 2)]
 
 
+def _background(rng: np.random.Generator, h: int, w: int, photos: list | None) -> np.ndarray:
+    if not photos:
+        img = np.empty((h, w, 3), np.uint8)
+        img[:] = rng.integers(0, 256, 3)
+        return img
+    import cv2
+
+    src = photos[int(rng.integers(len(photos)))]
+    sh, sw = src.shape[:2]
+    ch, cw = min(sh, int(sh * rng.uniform(0.4, 1))), min(sw, int(sw * rng.uniform(0.4, 1)))
+    y, x = int(rng.integers(0, sh - ch + 1)), int(rng.integers(0, sw - cw + 1))
+    return cv2.resize(src[y:y + ch, x:x + cw], (w, h), interpolation=cv2.INTER_AREA)
+
+
 def make_coco_dataset(root: str | os.PathLike, images: int = 16, seed: int = 0,
                       min_size: int = 48, max_size: int = 96, quality: int = 90,
-                      crowd: bool = True) -> tuple[str, str]:
+                      crowd: bool = True, photos: bool = False) -> tuple[str, str]:
     """Writes ``root/images/*.jpg`` and ``root/annotations.json``; returns
-    ``(file_root, annotations_file)`` as ``fn.readers.coco`` takes them."""
+    ``(file_root, annotations_file)`` as ``fn.readers.coco`` takes them. With ``photos``
+    the backgrounds are crops of scikit-image's photographs (``stoker make-dataset``'s
+    source; JPEGs then decode at a realistic cost), else plain colours."""
     import cv2
 
     from stoker.readers.coco_rle import encode_counts_string, mask_to_counts, polygon_mask
 
+    backgrounds = None
+    if photos:
+        from stoker.cli.make_dataset import _load_photos
+
+        backgrounds = _load_photos()
     rng = np.random.default_rng(seed)
     root = pathlib.Path(root)
     (root / "images").mkdir(parents=True, exist_ok=True)
@@ -68,8 +89,7 @@ def make_coco_dataset(root: str | os.PathLike, images: int = 16, seed: int = 0,
     annotations: list[dict[str, Any]] = []
     for i, image_id in enumerate(ids):
         h, w = (int(v) for v in rng.integers(min_size, max_size + 1, 2))
-        img = np.empty((h, w, 3), np.uint8)
-        img[:] = rng.integers(0, 256, 3)
+        img = _background(rng, h, w, backgrounds)
         name = f"{image_id:012d}.jpg"
         image_entries.append({"id": image_id, "file_name": name, "height": h, "width": w})
         count = 0 if i % 5 == 4 else int(rng.integers(1, 5))  # every fifth image is empty

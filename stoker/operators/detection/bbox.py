@@ -173,26 +173,22 @@ def box_encoder_kernel(ins: list, args: dict, ctx: Any) -> tuple:
                           args["scale"], means, stds)
 
 
-# The anchors as an array, made once per operator (SSD has 8732 of them), not per sample:
-# id of the argument list -> (the list, kept alive so the id stays its own, the arrays).
-_PARSED: dict[int, tuple[list, tuple]] = {}
+# The arguments as arrays, made once per operator (SSD has 8732 anchors), not per sample:
+# ids of the argument lists -> (the lists, kept alive so the ids stay theirs, the arrays).
+_PARSED: dict[tuple, tuple[tuple, tuple]] = {}
 
 
 def _parsed(args: dict) -> tuple:
-    anchors = args["anchors"]
-    hit = _PARSED.get(id(anchors))
-    if hit is None or hit[0] is not anchors:
+    lists = (args["anchors"], args["means"], args["stds"])
+    key = tuple(id(v) for v in lists)
+    hit = _PARSED.get(key)
+    if hit is None or any(a is not b for a, b in zip(hit[0], lists, strict=True)):
         if len(_PARSED) > 64:
             _PARSED.clear()
-        hit = _PARSED[id(anchors)] = (anchors, (
-            np.asarray(anchors, np.float32).reshape(-1, 4),
-            np.asarray(args["means"], np.float32), np.asarray(args["stds"], np.float32)))
-    arrays = hit[1]
-    if arrays[1].tolist() != list(np.float32(args["means"])) or \
-            arrays[2].tolist() != list(np.float32(args["stds"])):
-        arrays = (arrays[0], np.asarray(args["means"], np.float32),
-                  np.asarray(args["stds"], np.float32))
-    return arrays
+        hit = _PARSED[key] = (lists, (np.asarray(lists[0], np.float32).reshape(-1, 4),
+                                      np.asarray(lists[1], np.float32),
+                                      np.asarray(lists[2], np.float32)))
+    return hit[1]
 
 
 def _encoder_check(args: dict) -> None:

@@ -120,25 +120,6 @@ def rotate_boxes(rows: np.ndarray, ltrb: bool, angle_deg: float, in_wh: tuple[fl
     return out, keep
 
 
-def _iou(boxes: np.ndarray, anchors: np.ndarray) -> np.ndarray:
-    """(N, M) IoU of ltrb boxes with ltrb anchors, float32 as DALI computes it."""
-    lo = np.maximum(boxes[:, None, :2], anchors[None, :, :2])
-    hi = np.minimum(boxes[:, None, 2:], anchors[None, :, 2:])
-    ext = hi - lo
-    inter = np.where(np.all(ext > 0, axis=-1), ext[..., 0] * ext[..., 1], _F(0))
-    area_b = (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1])
-    area_a = (anchors[:, 2] - anchors[:, 0]) * (anchors[:, 3] - anchors[:, 1])
-    union = area_b[:, None] + area_a[None, :] - inter
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(inter == 0, _F(0), inter / union).astype(_F)
-
-
-def _last_argmax(values: np.ndarray, axis: int) -> np.ndarray:
-    """Index of the maximum along ``axis``, the last one on ties."""
-    n = values.shape[axis]
-    return n - 1 - np.argmax(np.flip(values, axis=axis), axis=axis)
-
-
 def encode_boxes(boxes: np.ndarray, labels: np.ndarray, anchors: np.ndarray, criteria: float,
                  offset: bool, scale: float, means: np.ndarray, stds: np.ndarray
                  ) -> tuple[np.ndarray, np.ndarray]:
@@ -157,10 +138,11 @@ def encode_boxes(boxes: np.ndarray, labels: np.ndarray, anchors: np.ndarray, cri
     out_labels = np.zeros(m, np.int32)
     if len(boxes) == 0:
         return out, out_labels
-    iou = _iou(boxes, anchors)
-    iou[np.arange(len(boxes)), _last_argmax(iou, 1)] = _F(2)
-    best_box = _last_argmax(iou, 0)
-    matched = np.flatnonzero(iou[best_box, np.arange(m)] > _F(criteria))
+    from stoker.kernels.cpu.compiled import loops
+
+    best_box, is_matched = loops("detection.box_encoder_loop").match_anchors(
+        np.ascontiguousarray(boxes, _F), np.ascontiguousarray(anchors, _F), _F(criteria))
+    matched = np.flatnonzero(is_matched)
     src = boxes[best_box[matched]]
     b_ctr = (src[:, :2] + src[:, 2:]) * _F(0.5)
     b_ext = src[:, 2:] - src[:, :2]
