@@ -28,12 +28,12 @@ per image in ``problems``: the reader raises them at build, or skips those image
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from stoker.readers.coco_json import Columns, _polygons, _rle, _Where, read_columns
 from stoker.readers.index import DatasetError, PathTable
 
 # A box may pass its image's edge by this many pixels (COCO's float boxes round outwards).
@@ -89,307 +89,160 @@ class CocoOptions:
     rles: bool = False  # pixelwise_masks
 
 
-class _Columns:
-    """The growing arrays of one parse."""
-
-    def __init__(self) -> None:
-        self.names: list[str] = []
-        self.ids: list[int] = []
-        self.heights: list[int] = []
-        self.widths: list[int] = []
-        self.box_offsets, self.poly_offsets, self.vert_offsets, self.rle_offsets = (
-            [0], [0], [0], [0])
-        self.boxes: list[np.ndarray] = []
-        self.labels: list[int] = []
-        self.polygons: list[tuple[int, int, int]] = []
-        self.vertices: list[np.ndarray] = []
-        self.pixel_vertices: list[np.ndarray] = []
-        self.n_vertices = 0
-        self.rle_objects: list[int] = []
-        self.rle_counts: list[np.ndarray] = []
-        self.rle_sizes: list[tuple[int, int]] = []
-        self.problems: dict[int, str] = {}
-
-    def index(self, root: str | None) -> CocoIndex:
-        def i64(v: list) -> np.ndarray:
-            return np.asarray(v, np.int64)
-
-        return CocoIndex(
-            paths=PathTable(root, self.names), image_ids=np.asarray(self.ids, np.int32),
-            heights=np.asarray(self.heights, np.int32), widths=np.asarray(self.widths, np.int32),
-            box_offsets=i64(self.box_offsets),
-            boxes=(np.concatenate(self.boxes).reshape(-1, 4) if self.boxes
-                   else np.zeros((0, 4), np.float32)),
-            labels=np.asarray(self.labels, np.int32), poly_offsets=i64(self.poly_offsets),
-            polygons=np.asarray(self.polygons, np.int32).reshape(-1, 3),
-            vert_offsets=i64(self.vert_offsets),
-            vertices=(np.concatenate(self.vertices).reshape(-1, 2) if self.vertices
-                      else np.zeros((0, 2), np.float32)),
-            rle_offsets=i64(self.rle_offsets),
-            rle_objects=np.asarray(self.rle_objects, np.int32), rle_counts=self.rle_counts,
-            rle_sizes=np.asarray(self.rle_sizes, np.int64).reshape(-1, 2),
-            problems=self.problems,
-            pixel_vertices=(np.concatenate(self.pixel_vertices).reshape(-1, 2)
-                            if self.pixel_vertices else None))
-
-
-def load_json(path: str, who: str) -> Any:
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except FileNotFoundError:
-        raise DatasetError(f"{who}: annotations_file {path!r} does not exist") from None
-    except IsADirectoryError:
-        raise DatasetError(f"{who}: annotations_file {path!r} is a folder, not a file") from None
-    except OSError as e:
-        raise DatasetError(f"{who}: cannot read annotations_file {path!r}: {e.strerror}") from None
-    try:
-        return json.loads(data)
-    except json.JSONDecodeError as e:
-        raise DatasetError(f"{who}: annotations_file {path!r} is not valid JSON: {e.msg} at "
-                           f"line {e.lineno}, column {e.colno}") from None
-    except UnicodeDecodeError as e:
-        raise DatasetError(f"{who}: annotations_file {path!r} is not UTF-8 text: {e}") from None
-
-
-class _Where:
-    """Names the file and entry an error is about."""
-
-    def __init__(self, who: str, path: str):
-        self.who, self.path = who, path
-
-    def error(self, what: str, message: str) -> DatasetError:
-        return DatasetError(f"{self.who}: annotations_file {self.path!r}, {what}: {message}")
-
-
-def _int(entry: dict, key: str, what: str, where: _Where, required: bool = True) -> int | None:
-    value = entry.get(key)
-    if value is None:
-        if required:
-            raise where.error(what, f"has no '{key}'")
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
-        raise where.error(what, f"'{key}' must be an integer, got {value!r}")
-    value = int(value)
-    if not -(1 << 31) <= value < 1 << 31:
-        raise where.error(what, f"'{key}' does not fit in int32, got {value}")
-    return value
-
-
-def _images(doc: dict, where: _Where) -> list[dict]:
-    images = doc.get("images")
-    if not isinstance(images, list):
-        raise where.error("the top level", "has no 'images' list")
-    seen_ids: dict[int, int] = {}
-    seen_names: dict[str, int] = {}
-    out = []
-    for k, entry in enumerate(images):
-        what = f"images[{k}]"
-        if not isinstance(entry, dict):
-            raise where.error(what, f"must be an object, got {type(entry).__name__}")
-        image_id = _int(entry, "id", what, where)
-        name = entry.get("file_name")
-        if not isinstance(name, str) or not name:
-            raise where.error(f"{what} (id {image_id})", "has no 'file_name'")
-        if image_id in seen_ids:
-            raise where.error(what, f"repeats image id {image_id} of images[{seen_ids[image_id]}]")
-        if name in seen_names:
-            raise where.error(what, f"repeats file_name {name!r} of images[{seen_names[name]}]")
-        seen_ids[image_id], seen_names[name] = k, k
-        out.append({"id": image_id, "file_name": name,
-                    "height": _int(entry, "height", what, where, required=False),
-                    "width": _int(entry, "width", what, where, required=False)})
-    return out
-
-
-def _categories(doc: dict, where: _Where) -> dict[int, int]:
-    """category id -> label 1..N in list order; a repeated id keeps its first label (the
-    count still advances), as DALI does."""
-    mapping: dict[int, int] = {}
-    cats = doc.get("categories", [])
-    if not isinstance(cats, list):
-        raise where.error("'categories'", "must be a list")
-    for k, entry in enumerate(cats):
-        if not isinstance(entry, dict):
-            raise where.error(f"categories[{k}]", "must be an object")
-        mapping.setdefault(_int(entry, "id", f"categories[{k}]", where), k + 1)
-    return mapping
-
-
-def _bbox(ann: dict, what: str, where: _Where) -> np.ndarray:
-    box = ann.get("bbox")
-    if not isinstance(box, list):
-        raise where.error(what, "has no 'bbox' list [x, y, width, height]")
-    if len(box) != 4:
-        raise where.error(what, f"'bbox' must contain exactly 4 values, got {len(box)}")
-    if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in box):
-        raise where.error(what, f"'bbox' must hold numbers, got {box!r}")
-    return np.asarray(box, np.float32)
-
-
-def _polygons(seg: list, what: str, where: _Where) -> list[np.ndarray]:
-    out = []
-    for j, poly in enumerate(seg):
-        if not isinstance(poly, list) or not all(
-                isinstance(v, int | float) and not isinstance(v, bool) for v in poly):
-            raise where.error(what, f"segmentation polygon {j} must be a list of numbers")
-        if len(poly) % 2:
-            raise where.error(what, f"segmentation polygon {j} has an odd number of "
-                                    f"coordinates ({len(poly)}); give x, y pairs")
-        out.append(np.asarray(poly, np.float32).reshape(-1, 2))
-    return out
-
-
-def _rle(seg: dict, what: str, where: _Where, image: dict) -> tuple[np.ndarray, tuple[int, int]]:
-    from stoker.readers.coco_rle import decode_counts_string
-
-    size = seg.get("size")
-    if not (isinstance(size, list) and len(size) == 2 and all(
-            isinstance(v, int) and v > 0 for v in size)):
-        raise where.error(what, f"RLE segmentation needs 'size': [height, width], got {size!r}")
-    h, w = size
-    if (image["height"], image["width"]) != (h, w):
-        raise where.error(what, f"RLE mask size {h} x {w} differs from its image's "
-                                f"{image['height']} x {image['width']}")
-    counts = seg.get("counts")
-    try:
-        if isinstance(counts, str) and counts:
-            runs = decode_counts_string(counts)
-        elif isinstance(counts, list) and counts:
-            runs = np.asarray(counts, np.int64)
-        else:
-            raise ValueError("missing or empty 'counts'")
-        if runs.ndim != 1 or runs.min() < 0 or runs.sum() != h * w:
-            raise ValueError(f"its runs cover {int(runs.sum())} pixels, the mask has {h * w}")
-    except (ValueError, TypeError) as e:
-        raise where.error(what, f"bad RLE segmentation: {e}") from None
-    return runs, (h, w)
-
-
-def _outside(box: np.ndarray, image: dict) -> str | None:
-    x, y, w, h = (float(v) for v in box)
-    width, height = image["width"], image["height"]
-    if width is None or height is None:
-        return None
-    tol = BOX_TOLERANCE
-    if w < 0 or h < 0 or x < -tol or y < -tol or x + w > width + tol or y + h > height + tol:
-        return (f"box [x, y, w, h] = [{x:g}, {y:g}, {w:g}, {h:g}] lies outside its "
-                f"{width} x {height} image")
-    return None
+def _lookup(keys: np.ndarray, table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Index into ``table`` (unique values) of each key, and whether it is there."""
+    order = np.argsort(table, kind="stable")
+    pos = np.searchsorted(table[order], keys)
+    pos = np.minimum(pos, max(len(table) - 1, 0))
+    found = (table[order][pos] == keys) if len(table) else np.zeros(len(keys), bool)
+    return order[pos] if len(table) else pos, found
 
 
 def parse_coco(path: str, root: str | None, opts: CocoOptions, who: str) -> CocoIndex:
     """The index of the COCO annotation file ``path`` (images relative to ``root``)."""
-    where = _Where(who, path)
-    doc = load_json(path, who)
-    if not isinstance(doc, dict):
-        raise where.error("the top level", f"must be an object, got {type(doc).__name__}")
-    images = _images(doc, where)
-    categories = _categories(doc, where)
+    cols, where = read_columns(path, opts.ratio or opts.rles, who)
+    ids, names = cols.ids, cols.names
     if opts.images is not None:
-        by_name = {im["file_name"]: im for im in images}
+        by_name = {n: k for k, n in enumerate(names)}
         missing = [p for p in opts.images if p not in by_name]
         if missing:
             raise DatasetError(f"{who}: argument 'images' names {len(missing)} file(s) that "
                                f"annotations_file {path!r} does not list, e.g. {missing[0]!r}")
-        order = [by_name[p] for p in opts.images]
+        order = np.array([by_name[p] for p in opts.images], np.int64)
     else:
-        order = sorted(images, key=lambda im: im["id"])
-    need_size = opts.ratio or opts.rles
-    for im in order if need_size else ():
-        if im["width"] is None or im["height"] is None or im["width"] <= 0 or im["height"] <= 0:
-            raise where.error(f"image {im['id']} ({im['file_name']!r})",
-                              "needs a positive 'width' and 'height' for ratio=True and "
-                              "pixelwise_masks")
-    by_image = _annotations(doc, {im["id"]: im for im in images}, categories, opts, where)
-    cols = _Columns()
-    for im in order:
-        anns = by_image.get(im["id"], [])
-        if opts.skip_empty and not anns:
-            continue
-        _add_image(cols, im, anns, opts)
-    if not cols.names:
-        raise DatasetError(f"{who}: annotations_file {path!r} gives no images to read"
-                           + (" (skip_empty=True left none)" if order else ""))
-    return cols.index(root)
+        order = np.argsort(ids, kind="stable")
+    image_of, known = _lookup(cols.ann_image, ids)
 
+    def what(k: int) -> str:
+        name = f" (image {names[image_of[k]]!r})" if known[k] else ""
+        label = cols.ann_ids[k] if cols.ann_ids[k] is not None else f"[{k}]"
+        return f"annotation {label}{name}"
 
-def _annotations(doc: dict, images: dict[int, dict], categories: dict[int, int],
-                 opts: CocoOptions, where: _Where) -> dict[int, list]:
-    """The kept annotations of each image id, in file order, checked and converted."""
-    anns = doc.get("annotations", [])
-    if not isinstance(anns, list):
-        raise where.error("'annotations'", "must be a list")
+    crowd, boxes = cols.ann_crowd, cols.ann_boxes
     threshold = np.float32(opts.size_threshold)
-    by_image: dict[int, list] = {}
-    for k, ann in enumerate(anns):
-        if not isinstance(ann, dict):
-            raise where.error(f"annotations[{k}]", "must be an object")
-        what = f"annotation {ann.get('id', f'[{k}]')}"
-        image_id = _int(ann, "image_id", what, where)
-        image = images.get(image_id)
-        if image is None:
-            continue  # of an image not in this file (a subset's list): DALI ignores it too
-        what += f" (image {image['file_name']!r})"
-        if _int(ann, "iscrowd", what, where, required=False) and not opts.include_iscrowd:
-            continue
-        box = _bbox(ann, what, where)
-        if not (box[2] >= threshold and box[3] >= threshold):
-            continue
-        category = _int(ann, "category_id", what, where)
-        if opts.avoid_class_remapping:
-            label = category
-        elif category in categories:
-            label = categories[category]
-        else:
-            raise where.error(what, f"category_id {category} is not in 'categories' (DALI "
-                                    "would label it 0, the background)")
-        polys, rle = None, None
-        seg = ann.get("segmentation")
-        if opts.polygons and isinstance(seg, list):
-            polys = _polygons(seg, what, where)
-        elif opts.rles and isinstance(seg, dict):
-            rle = _rle(seg, what, where, image)
-        by_image.setdefault(image_id, []).append(
-            (box, label, polys, rle, _outside(box, image), what))
-    return by_image
+    # Annotations of images not in the file are ignored (a subset's image list), as in DALI.
+    keep = known & ((crowd == 0) | opts.include_iscrowd)
+    keep &= (boxes[:, 2] >= threshold) & (boxes[:, 3] >= threshold)
+    categories = cols.ann_category
+    labels = categories.copy()
+    if not opts.avoid_class_remapping:
+        table = cols.categories
+        cat_ids = np.array(list(table), np.int64)
+        slot, found = _lookup(categories, cat_ids)
+        bad = keep & ~found
+        if bad.any():
+            k = int(np.argmax(bad))
+            raise where.error(what(k), f"category_id {int(categories[k])} is not in "
+                              "'categories' (DALI would label it 0, the background)")
+        labels = np.array(list(table.values()), np.int64)[slot] if len(cat_ids) else labels
+    # The kept annotations grouped by image, in file order within an image.
+    kept = np.flatnonzero(keep)
+    kept = kept[np.argsort(image_of[kept], kind="stable")]
+    per_image = np.bincount(image_of[kept], minlength=len(ids))
+    first = np.concatenate([[0], np.cumsum(per_image)])[:-1]
+    if opts.skip_empty:
+        order = order[per_image[order] > 0]
+    if len(order) == 0:
+        raise DatasetError(f"{who}: annotations_file {path!r} gives no images to read"
+                           + (" (skip_empty=True left none)" if len(ids) else ""))
+    counts = per_image[order]
+    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    gather = np.repeat(first[order] - offsets[:-1], counts) + np.arange(offsets[-1])
+    chosen = kept[gather]  # annotation indices in output order
+    owner = np.repeat(np.arange(len(order)), counts)  # output image of each
+    raw = boxes[chosen]
+    out = raw.copy()
+    if opts.ltrb:
+        out[:, 2:] += out[:, :2]
+    widths = cols.widths[order].astype(np.float32)
+    heights = cols.heights[order].astype(np.float32)
+    if opts.ratio:
+        out[:, 0::2] /= widths[owner][:, None]
+        out[:, 1::2] /= heights[owner][:, None]
+    index = CocoIndex(
+        paths=PathTable(root, [names[k] for k in order.tolist()]),
+        image_ids=ids[order].astype(np.int32), heights=cols.heights[order].astype(np.int32),
+        widths=cols.widths[order].astype(np.int32), box_offsets=offsets, boxes=out,
+        labels=labels[chosen].astype(np.int32), poly_offsets=np.zeros(len(order) + 1, np.int64),
+        polygons=np.zeros((0, 3), np.int32), vert_offsets=np.zeros(len(order) + 1, np.int64),
+        vertices=np.zeros((0, 2), np.float32), rle_offsets=np.zeros(len(order) + 1, np.int64),
+        rle_objects=np.zeros(0, np.int32))
+    _problems(index, raw, owner, chosen, what)
+    if opts.polygons or opts.rles:
+        _masks(index, cols, chosen, owner, offsets, opts, where, what)
+    return index
 
 
-def _add_image(cols: _Columns, image: dict, anns: list, opts: CocoOptions) -> None:
-    n = len(cols.names)
-    cols.names.append(image["file_name"])
-    cols.ids.append(image["id"])
-    cols.heights.append(image["height"] or 0)
-    cols.widths.append(image["width"] or 0)
-    width = np.float32(image["width"] or 1)
-    height = np.float32(image["height"] or 1)
-    first_vertex = cols.n_vertices
-    for obj, (box, label, polys, rle, outside, what) in enumerate(anns):
-        if outside is not None and n not in cols.problems:
-            cols.problems[n] = f"{what}: {outside}"
-        box = box.copy()
-        if opts.ltrb:
-            box[2:] += box[:2]
-        if opts.ratio:
-            box[0::2] /= width
-            box[1::2] /= height
-        cols.boxes.append(box)
-        cols.labels.append(label)
-        for poly in polys or ():
-            start = cols.n_vertices - first_vertex
-            cols.polygons.append((obj, start, start + len(poly)))
-            if opts.ratio:
-                if opts.rles:  # pixelwise masks are rasterised from the pixel coordinates
-                    cols.pixel_vertices.append(poly)
-                poly = poly / np.array([width, height], np.float32)
-            cols.vertices.append(poly)
-            cols.n_vertices += len(poly)
-        if rle is not None:
-            cols.rle_objects.append(obj)
-            cols.rle_counts.append(rle[0])
-            cols.rle_sizes.append(rle[1])
-    cols.box_offsets.append(len(cols.labels))
-    cols.poly_offsets.append(len(cols.polygons))
-    cols.vert_offsets.append(cols.n_vertices)
-    cols.rle_offsets.append(len(cols.rle_objects))
+def _problems(index: CocoIndex, raw: np.ndarray, owner: np.ndarray, chosen: np.ndarray,
+              what: Any) -> None:
+    """Images with a box outside them (beyond BOX_TOLERANCE), with the first reason."""
+    w = index.widths[owner].astype(np.float64)
+    h = index.heights[owner].astype(np.float64)
+    x, y, bw, bh = (raw[:, k].astype(np.float64) for k in range(4))
+    tol = BOX_TOLERANCE
+    sized = (w > 0) & (h > 0)
+    bad = sized & ((bw < 0) | (bh < 0) | (x < -tol) | (y < -tol) | (x + bw > w + tol) |
+                   (y + bh > h + tol))
+    for j in np.flatnonzero(bad).tolist():
+        image = int(owner[j])
+        if image not in index.problems:
+            index.problems[image] = (
+                f"{what(int(chosen[j]))}: box [x, y, w, h] = [{x[j]:g}, {y[j]:g}, {bw[j]:g}, "
+                f"{bh[j]:g}] lies outside its {int(w[j])} x {int(h[j])} image")
 
+
+def _masks(index: CocoIndex, cols: Columns, chosen: np.ndarray, owner: np.ndarray,
+           offsets: np.ndarray, opts: CocoOptions, where: _Where, what: Any) -> None:
+    """Polygons (and, for pixelwise masks, RLEs) of the chosen annotations, in one pass
+    over their coordinates; a malformed polygon is found and named entry by entry."""
+    n_images = len(index)
+    picked = chosen.tolist()
+    segs = cols.segmentations(picked)
+    obj_of = np.arange(len(picked)) - offsets[owner]  # object index within its image
+    poly_rows = [j for j, seg in enumerate(segs) if type(seg) is list] if opts.polygons else []
+    try:
+        counts = [len(segs[j]) for j in poly_rows]
+        lengths = [len(p) for j in poly_rows for p in segs[j]]
+        coords = np.array([v for j in poly_rows for p in segs[j] for v in p], np.float64)
+        ok = coords.ndim == 1 and not any(n % 2 for n in lengths)
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
+        for j in poly_rows:
+            _polygons(segs[j], what(picked[j]), where)
+    row_of_poly = np.repeat(np.asarray(poly_rows, np.int64), counts) if poly_rows else \
+        np.zeros(0, np.int64)
+    nverts = np.asarray(lengths, np.int64) // 2
+    image_of_poly = owner[row_of_poly]
+    verts_per_image = np.bincount(image_of_poly, weights=nverts, minlength=n_images)
+    vert_off = np.concatenate([[0], np.cumsum(verts_per_image)]).astype(np.int64)
+    abs_start = np.concatenate([[0], np.cumsum(nverts)])[:-1].astype(np.int64)
+    rel_start = abs_start - vert_off[image_of_poly]
+    index.polygons = np.stack([obj_of[row_of_poly], rel_start, rel_start + nverts], 1) \
+        .astype(np.int32).reshape(-1, 3)
+    index.poly_offsets = np.concatenate(
+        [[0], np.cumsum(np.bincount(image_of_poly, minlength=n_images))]).astype(np.int64)
+    index.vert_offsets = vert_off
+    vertices = coords.astype(np.float32).reshape(-1, 2)  # float32 first, as DALI stores them
+    if opts.ratio:
+        image_of_vert = np.repeat(image_of_poly, nverts)
+        scale = np.stack([index.widths, index.heights], 1).astype(np.float32)[image_of_vert]
+        index.pixel_vertices = vertices if opts.rles else None
+        vertices = vertices / scale
+    index.vertices = vertices
+    rle_rows = [j for j, seg in enumerate(segs) if type(seg) is dict] if opts.rles else []
+    index.rle_counts, sizes, objects, images = [], [], [], []
+    for j in rle_rows:
+        image = int(owner[j])
+        runs, size = _rle(segs[j], what(picked[j]), where,
+                          {"height": int(index.heights[image]),
+                           "width": int(index.widths[image])})
+        index.rle_counts.append(runs)
+        sizes.append(size)
+        objects.append(int(obj_of[j]))
+        images.append(image)
+    index.rle_objects = np.asarray(objects, np.int32)
+    index.rle_sizes = np.asarray(sizes, np.int64).reshape(-1, 2)
+    index.rle_offsets = np.concatenate(
+        [[0], np.cumsum(np.bincount(np.asarray(images, np.int64), minlength=n_images))]
+    ).astype(np.int64)
