@@ -26,6 +26,9 @@ FAMILIES += ("image.decoders",)
 # Reading files named by data (fn.io.file.read).
 FAMILIES += ("readers.io_file",)
 
+# Readers of annotated datasets (fn.readers.coco).
+FAMILIES += ("readers.coco",)
+
 # Detection and segmentation: boxes, crops that keep them, anchors, masks.
 FAMILIES += ("detection",)
 

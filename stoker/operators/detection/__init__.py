@@ -1,15 +1,17 @@
-"""The detection family: bounding boxes, crops that keep them, anchors, and masks.
+"""Detection operators: bounding boxes, crop windows that keep them, SSD's anchor
+matching, and segmentation masks.
 
-    bbox_crop      -- fn.random_bbox_crop
-    bbox           -- fn.bb_flip, fn.bbox_paste, fn.bbox_rotate, fn.box_encoder
-    segmentation   -- fn.segmentation.random_object_bbox, random_mask_pixel, select_masks
-    roi_crop       -- fn.roi_random_crop
-    multi_paste    -- fn.multi_paste
+Operators: fn.random_bbox_crop, fn.bb_flip, fn.bbox_paste, fn.bbox_rotate, fn.box_encoder,
+fn.segmentation.random_object_bbox, fn.segmentation.random_mask_pixel,
+fn.segmentation.select_masks, fn.roi_random_crop, fn.multi_paste.
 
-Importing the package registers every operator of the family.
+Modules: ``bbox_crop`` (random_bbox_crop), ``bbox`` (bb_flip, bbox_paste, bbox_rotate,
+box_encoder), ``segmentation`` (the three segmentation operators), ``roi_crop``
+(roi_random_crop), ``multi_paste``. Kernels: ``stoker/kernels/cpu/detection/``; tests:
+``tests/detection/``. The COCO reader that feeds them is ``readers/coco.py``.
 """
 
-from stoker.operators.detection import (  # noqa: F401
+from stoker.operators.detection import (  # noqa: F401  (each module registers its operators)
     bbox,
     bbox_crop,
     multi_paste,

@@ -16,8 +16,8 @@ import numpy as np
 
 from stoker.errors import ArgumentError
 from stoker.kernels.cpu.detection import boxes as K
-from stoker.operators.registry import register
-from stoker.operators.schema import REQUIRED, Arg, Example, Input, OpSchema
+from stoker.operators.machinery.registry import register
+from stoker.operators.machinery.schema import REQUIRED, Arg, Example, Input, OpSchema
 
 _B = [np.array([[0.1, 0.2, 0.3, 0.4], [0.0, 0.5, 1.0, 1.0]], np.float32),
       np.array([[0.2, 0.2, 0.5, 0.6]], np.float32), np.zeros((0, 4), np.float32)]

@@ -29,8 +29,8 @@ from stoker.kernels.cpu.detection.bbox_crop import (
     read_boxes,
     write_boxes,
 )
-from stoker.operators.registry import register
-from stoker.operators.schema import Arg, Example, Input, OpSchema
+from stoker.operators.machinery.registry import register
+from stoker.operators.machinery.schema import Arg, Example, Input, OpSchema
 
 _FN = "fn.random_bbox_crop"
 

@@ -17,9 +17,9 @@ import numpy as np
 
 from stoker import types
 from stoker.errors import ArgumentError
-from stoker.operators.registry import register
-from stoker.operators.schema import Arg, Example, Input, OpSchema
-from stoker.operators.tensor_util import batch_stage
+from stoker.operators.machinery.registry import register
+from stoker.operators.machinery.schema import Arg, Example, Input, OpSchema
+from stoker.operators.machinery.tensor_util import batch_stage
 
 _WINDOW_ARGS = ("in_anchors", "in_anchors_rel", "shapes", "shapes_rel", "out_anchors",
                 "out_anchors_rel")

@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 
 from stoker.errors import ArgumentError
-from stoker.operators.registry import register
-from stoker.operators.schema import REQUIRED, Arg, Example, Input, OpSchema
+from stoker.operators.machinery.registry import register
+from stoker.operators.machinery.schema import REQUIRED, Arg, Example, Input, OpSchema
 
 
 def _vec(value: Any, ndim: int | None, name: str) -> np.ndarray:

@@ -14,8 +14,8 @@ import numpy as np
 
 from stoker.errors import ArgumentError
 from stoker.kernels.cpu.detection.objects import pick_object, random_pixel
-from stoker.operators.registry import register
-from stoker.operators.schema import Arg, Example, Input, OpSchema
+from stoker.operators.machinery.registry import register
+from stoker.operators.machinery.schema import Arg, Example, Input, OpSchema
 
 _LABEL_TYPES = (np.bool_, np.int8, np.int16, np.int32, np.uint8, np.uint16, np.uint32)
 _I32 = np.dtype(np.int32)

@@ -25,10 +25,10 @@ import numpy as np
 
 from stoker.errors import ArgumentError, SampleError
 from stoker.executor.context import FAILED
-from stoker.operators.readers.file import SCHEMA as FILE_SCHEMA
-from stoker.operators.readers.file import FileReader
 from stoker.operators.machinery.registry import register
 from stoker.operators.machinery.schema import Arg, Example, OpSchema
+from stoker.operators.readers.file import SCHEMA as FILE_SCHEMA
+from stoker.operators.readers.file import FileReader
 from stoker.readers.coco import CocoIndex, CocoOptions, parse_coco
 from stoker.readers.coco_preprocessed import load_preprocessed, save_preprocessed
 from stoker.readers.coco_rle import pixelwise_mask

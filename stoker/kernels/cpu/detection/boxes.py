@@ -66,7 +66,7 @@ def paste_boxes(boxes: np.ndarray, ltrb: bool, ratio: float, paste_x: float,
 
 def rotated_canvas(in_wh: tuple[float, float], angle_deg: float) -> tuple[float, float]:
     """(width, height) of the canvas ``fn.rotate`` makes for an image of ``in_wh``."""
-    from stoker.kernels.cpu.warp import rotated_size
+    from stoker.kernels.cpu.image.warp import rotated_size
 
     h, w = rotated_size((int(in_wh[1]), int(in_wh[0])), angle_deg)
     return float(w), float(h)
