@@ -20,6 +20,8 @@ from stoker.operators.machinery.schema import REQUIRED, Arg, Example, Input, OpS
 
 def _vec(value: Any, ndim: int | None, name: str) -> np.ndarray:
     arr = np.asarray(value, np.int64).reshape(-1)
+    if ndim is not None and arr.size == 1:
+        return np.repeat(arr, ndim)  # one value for every axis, as DALI reads it
     if ndim is not None and arr.size != ndim:
         raise ValueError(f"'{name}' has {arr.size} values, expected {ndim}")
     return arr
