@@ -176,3 +176,19 @@ def test_dalis_preprocessed_annotations_load(name, dataset, tmp_path):
         for j, s in enumerate(got[k]):
             np.testing.assert_array_equal(np.array(s), np.array(
                 want["values"][j], np.array(s).dtype).reshape(want["shapes"][j]))
+
+
+def test_pixelwise_masks_are_drawn_in_pixels_also_with_ratio(dataset, tmp_path):
+    # DALI rasterises the relative vertices with ratio=True (an almost empty map); stoker
+    # draws the same map with or without ratio, and from saved annotations too.
+    plain, _ = run_reader(dataset[0], RECORD["n"], annotations_file=dataset[1],
+                          pixelwise_masks=True)
+    rel, _ = run_reader(dataset[0], RECORD["n"], annotations_file=dataset[1],
+                        pixelwise_masks=True, ratio=True, save_preprocessed_annotations=True,
+                        save_preprocessed_annotations_dir=str(tmp_path))
+    saved, _ = run_reader(dataset[0], RECORD["n"], preprocessed_annotations=str(tmp_path),
+                          pixelwise_masks=True, ratio=True)
+    for a, b, c in zip(plain[3], rel[3], saved[3], strict=True):
+        np.testing.assert_array_equal(np.array(a), np.array(b))
+        np.testing.assert_array_equal(np.array(a), np.array(c))
+    assert any(np.array(m).any() for m in plain[3])
