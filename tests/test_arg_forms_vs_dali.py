@@ -83,6 +83,22 @@ ONE_VALUE = ("bool", "int", "float", "np_int", "np_float", "np_0d", "const", "co
 FLAT = ("np_1d", "node")
 _EVERY_AXIS = "DALI uses one value for every axis; stoker fails at run"
 KNOWN_GAPS = [
+    *(("multi_paste", args, forms, "DALI takes these (K, 2) windows only as per-sample "
+                                    "tensors; stoker also takes a flat list of K * 2 values")
+      for args, forms in ((("in_anchors", "shapes"), ("natural", "list", "tuple", "np_1d")),
+                          (("out_anchors",), ("natural", "list", "tuple")),
+                          (("in_anchors_rel", "out_anchors_rel", "shapes_rel"),
+                           ("list", "tuple")))),
+    *(("readers.coco", args, forms, "DALI switches to (or from) preprocessed annotations "
+                                    "when such an argument is passed at all, so an explicit "
+                                    "'' or False fails its build; stoker reads them by value")
+      for args, forms in ((("preprocessed_annotations", "save_preprocessed_annotations_dir"),
+                           ("natural", "np_0d", "np_1d")),
+                          (("save_preprocessed_annotations",),
+                           ("natural", *ONE_VALUE, "np_1d")))),
+    ("bbox_rotate", ("remove_threshold",), ("bool", "int", "np_int"),
+     "DALI 2.4 refuses an integer remove_threshold at build (its other float arguments take "
+     "integers); stoker takes integers for float arguments everywhere"),
     *((op, ("crop",), ONE_VALUE, "DALI refuses a one-value crop window at build (2 or 3 "
                                  "values); stoker takes it")
       for op in ("crop", "crop_mirror_normalize", "decoders.image_crop", "resize_crop_mirror")),

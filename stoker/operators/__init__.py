@@ -6,8 +6,9 @@
     tensor/    -- types and copies, shapes, joins, windows, arithmetic, indexing, normalize
     random/    -- per-sample random values
     sources/   -- external_source
-    readers/   -- readers.file, io.file.read (the byte sources are ``stoker/readers``)
-    detection/, audio/, video/ -- empty, for the coming operators
+    readers/   -- readers.file, readers.coco, io.file.read (the byte sources are ``stoker/readers``)
+    detection/ -- boxes, crops that keep them, anchor matching, segmentation masks
+    audio/, video/ -- empty, for the coming operators
 
 A family has the same folder name under ``stoker/kernels/cpu/``, ``stoker/kernels/gpu/``
 and ``tests/``; its ``__init__.py`` lists its operators (tests/test_families.py checks

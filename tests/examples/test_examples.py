@@ -157,3 +157,23 @@ def test_dataloader_proxy_recipe_runs_as_written_for_dali():
     assert all(0 <= v < 4 for batch in labels for v in batch)
     assert "32 images of 40 in 2 batches" in out
     assert done.stderr.count("GpuFallbackWarning") == 1
+
+
+def test_ssd_coco_pipeline_encodes_boxes_for_8732_anchors_with_partial_epochs():
+    # 12 generated images, every fifth without objects: skip_empty leaves 10, so epochs
+    # come in batches of 4, 4 and 2 (PARTIAL), and the fourth step starts epoch two.
+    out = run_example(str(EXAMPLES / "ssd_coco.py"), *TINY, "--images", "12",
+                      "--batch-size", "4", "--iters", "4")
+    assert "8732 default boxes; 3 batches per epoch" in out
+    assert shapes(out, "images shape") == [(4, 3, 300, 300), (4, 3, 300, 300),
+                                           (2, 3, 300, 300), (4, 3, 300, 300)]
+    assert shapes(out, "boxes shape") == [(4, 8732, 4), (4, 8732, 4), (2, 8732, 4),
+                                          (4, 8732, 4)]
+    positives = [float(v) for v in re.findall(r"positives per image (\S+)", out)]
+    assert len(positives) == 4 and all(p >= 1 for p in positives)
+
+
+def test_ssd_coco_file_is_dalis_pipeline_with_only_the_import_changed():
+    text = (EXAMPLES / "ssd_coco.py").read_text()
+    assert "from stoker import fn, pipeline_def, types" in text
+    assert "nvidia" not in text.split('"""', 2)[2]  # no DALI import in the code itself

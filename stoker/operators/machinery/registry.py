@@ -166,6 +166,8 @@ def call_op(name: str, inputs: list[Any], kwargs: dict[str, Any]) -> Any:
     # Which arguments the user gave: some rules depend on it (slice's axes vs axis_names).
     # (`arg=None` is "not given" here too.)
     args["_given"] = frozenset(k for k in (*args, *arg_nodes) if kwargs.get(k) is not None)
+    # Operators whose outputs depend on their optional inputs (random_bbox_crop's labels).
+    args["_n_inputs"] = n_in
     if schema.check is not None:
         schema.check({**args, **{k: v for k, v in arg_nodes.items()}})
 
