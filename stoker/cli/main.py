@@ -42,7 +42,15 @@ def main(argv: list[str] | None = None) -> int:
     make.add_argument("--classes", type=int, default=10)
     make.add_argument("--quality", type=int, default=90)
     make.add_argument("--seed", type=int, default=0)
+    tfidx = sub.add_parser("tfrecord-index", help="write DALI's index of a TFRecord file "
+                           "(tfrecord2idx)")
+    tfidx.add_argument("file", help="TFRecord file (gzip-compressed ones too)")
+    tfidx.add_argument("index", nargs="?", help="index file to write (default: FILE.idx)")
     args = parser.parse_args(argv)
+    if args.command.endswith("-index"):
+        from stoker.cli.indexes import run_index
+
+        return run_index(args.command[:-len("-index")], args)
     if args.command == "demo":
         from stoker.cli.demo import run_demo
 

@@ -62,14 +62,16 @@ class _Cache(FunctionCache):
 
 @functools.cache
 def _sources_digest() -> str:
-    """A digest of the source of every module beside this one (the kernels and the Python
-    code they compile)."""
+    """A digest of the source of every module beside this one and in its family folders
+    (the kernels and the Python code they compile)."""
     digest = hashlib.sha256()
     here = os.path.dirname(os.path.abspath(__file__))
-    for name in sorted(os.listdir(here)):
-        if name.endswith(".py"):
-            with open(os.path.join(here, name), "rb") as f:
-                digest.update(name.encode() + b"\0" + f.read())
+    for folder, _dirs, files in sorted(os.walk(here)):
+        for name in sorted(files):
+            if name.endswith(".py"):
+                path = os.path.join(folder, name)
+                with open(path, "rb") as f:
+                    digest.update(os.path.relpath(path, here).encode() + b"\0" + f.read())
     return digest.hexdigest()
 
 

@@ -1,8 +1,9 @@
 """The readers family: sources that read a dataset from storage, one schema module each.
 
     file        -- fn.readers.file: whole files from a folder, a file list or paths
+    tfrecord    -- fn.readers.tfrecord: tf.train.Example features from TFRecord files
 
 Importing the package registers every reader.
 """
 
-from stoker.operators.readers import file  # noqa: F401
+from stoker.operators.readers import file, tfrecord  # noqa: F401
