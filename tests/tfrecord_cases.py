@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 from typing import Any
 
-import numpy as np
 from container_writers import example, write_index, write_tfrecord
 
 
@@ -83,36 +82,16 @@ def features(spec: dict, tfrec: Any) -> dict:
     return out
 
 
-def sample_record(a: np.ndarray, info: str) -> list:
-    """A sample as stored: dtype, shape, flat values, source_info with the file's base
-    name only."""
-    path, _, at = info.rpartition(" at index ")
-    return [str(a.dtype), list(a.shape), a.ravel().tolist(), f"{os.path.basename(path)} "
-            f"at index {at}"]
-
-
-def run_case(lib: Any, tfrec: Any, sets: dict, case: tuple) -> dict:
-    """The case's outcome on ``lib``: {"outputs": [iteration][output][sample]} or
-    {"error": ...} (dali_cases.error_outcome)."""
-    from dali_cases import error_outcome
+def run_case(lib: Any, tfrec: Any, sets: dict, case: tuple, folder: str) -> dict:
+    """The case's outcome on ``lib`` (reader_cases.run_reader)."""
+    from reader_cases import run_reader
 
     name, dataset, spec, kwargs, batch_size, iterations = case
     paths, idxs = sets[dataset]
-    stage = "call"
-    try:
-        pipe = lib.Pipeline(batch_size=batch_size, num_threads=1, device_id=None, seed=11)
-        with pipe:
-            out = lib.fn.readers.tfrecord(path=paths, index_path=idxs,
-                                          features=features(spec, tfrec), **kwargs)
-            pipe.set_outputs(*[out[k] for k in spec])
-        stage = "build"
-        pipe.build()
-        stage = "run"
-        result = []
-        for _ in range(iterations):
-            tls = pipe.run()
-            result.append([[sample_record(np.array(tl[i]), tl[i].source_info())
-                            for i in range(len(tl))] for tl in tls])
-        return {"outputs": result}
-    except Exception as e:  # noqa: BLE001  (the outcome is the error)
-        return error_outcome(stage, e)
+
+    def define() -> list:
+        out = lib.fn.readers.tfrecord(path=paths, index_path=idxs,
+                                      features=features(spec, tfrec), name="R", **kwargs)
+        return [out[k] for k in spec]
+
+    return run_reader(lib, folder, define, batch_size, iterations)

@@ -1,5 +1,5 @@
-"""``stoker tfrecord-index``: the index files DALI's container readers take, written by
-walking the container files (no TensorFlow, no MXNet).
+"""``stoker tfrecord-index``, ``webdataset-index``: the index files DALI's container
+readers take, written by walking the container files (no TensorFlow, no MXNet, no tar).
 
 ``tfrecord-index FILE [INDEX]`` is DALI's ``tfrecord2idx FILE INDEX``: one line per record,
 ``<offset> <size>``; a gzip-compressed file gets the offsets of its decompressed stream
@@ -44,9 +44,25 @@ def tfrecord_index(data_path: str, index_path: str) -> tuple[int, str | None]:
     return len(offsets), problem
 
 
+def webdataset_index(data_path: str, index_path: str) -> tuple[int, str | None]:
+    """Writes DALI's v1.2 index of a tar shard (what wds2idx writes); (samples, None)."""
+    from stoker.readers.records import RecordStore
+    from stoker.readers.webdataset import format_index, walk
+
+    store = RecordStore([data_path])
+    try:
+        members = walk(store.mapped(0), data_path)
+    finally:
+        store.close()
+    if members.samples == 0:
+        raise DatasetError(f"{data_path!r} holds no sample")
+    _write(index_path, format_index(members))
+    return members.samples, None
+
+
 def run_index(kind: str, args: Any) -> int:
     tools: dict[str, Callable[[str, str], tuple[int, str | None]]] = {
-        "tfrecord": tfrecord_index}
+        "tfrecord": tfrecord_index, "webdataset": webdataset_index}
     data = args.file
     index = args.index or f"{data}.idx"
     start = time.perf_counter()
@@ -56,7 +72,8 @@ def run_index(kind: str, args: Any) -> int:
         print(f"stoker {kind}-index: {e}", file=sys.stderr)
         return 1
     took = time.perf_counter() - start
-    print(f"{index}: {count} records of {data} ({took:.2f} s)")
+    print(f"{index}: {count} {'samples' if kind == 'webdataset' else 'records'} of {data} "
+          f"({took:.2f} s)")
     if problem is not None:
         print(f"stoker {kind}-index: {data!r}: {problem}; the index lists the {count} "
               "records before it", file=sys.stderr)

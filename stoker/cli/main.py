@@ -46,6 +46,10 @@ def main(argv: list[str] | None = None) -> int:
                            "(tfrecord2idx)")
     tfidx.add_argument("file", help="TFRecord file (gzip-compressed ones too)")
     tfidx.add_argument("index", nargs="?", help="index file to write (default: FILE.idx)")
+    wdsidx = sub.add_parser("webdataset-index", help="write DALI's v1.2 index of a "
+                            "webdataset tar shard (wds2idx)")
+    wdsidx.add_argument("file", help="tar shard")
+    wdsidx.add_argument("index", nargs="?", help="index file to write (default: FILE.idx)")
     args = parser.parse_args(argv)
     if args.command.endswith("-index"):
         from stoker.cli.indexes import run_index

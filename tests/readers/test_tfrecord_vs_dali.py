@@ -8,9 +8,9 @@ from __future__ import annotations
 import json
 import pathlib
 
-import numpy as np
 import pytest
 from dali_cases import Lib, check_error
+from reader_cases import check_outputs
 from tfrecord_cases import CASES, run_case, write_datasets
 
 import stoker.tfrecord as tfrec
@@ -22,27 +22,19 @@ EARLIER = {"string_varlen", "string_two_values"}
 
 
 @pytest.fixture(scope="module")
-def sets(tmp_path_factory):
-    return write_datasets(str(tmp_path_factory.mktemp("tfrecord_cases")))
+def folder(tmp_path_factory):
+    path = str(tmp_path_factory.mktemp("tfrecord_cases"))
+    return path, write_datasets(path)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
-def test_tfrecord_reader_matches_dali(case, sets):
+def test_tfrecord_reader_matches_dali(case, folder):
     recorded = dict(RECORDED[case[0]])
     if case[0] in EARLIER:
         recorded["earlier_ok"] = True
-    got = run_case(Lib(fn, types, Pipeline), tfrec, sets, case)
-    if check_error(recorded, got):
-        return
-    want = recorded["result"]["outputs"]
-    assert len(got["outputs"]) == len(want)
-    for it, (g_it, w_it) in enumerate(zip(got["outputs"], want, strict=True)):
-        for k, (g_out, w_out) in enumerate(zip(g_it, w_it, strict=True)):
-            for j, (g, w) in enumerate(zip(g_out, w_out, strict=True)):
-                where = f"{case[0]}: iteration {it}, output {k}, sample {j}"
-                assert g[0] == w[0] and g[1] == w[1], f"{where}: {g[:2]} vs DALI {w[:2]}"
-                np.testing.assert_array_equal(np.array(g[2]), np.array(w[2]), err_msg=where)
-                assert g[3] == w[3], f"{where}: source_info {g[3]!r} vs DALI {w[3]!r}"
+    got = run_case(Lib(fn, types, Pipeline), tfrec, folder[1], case, folder[0])
+    if not check_error(recorded, got):
+        check_outputs(case[0], got, recorded["result"])
 
 
 def test_every_dali_argument_exists_with_dalis_default():

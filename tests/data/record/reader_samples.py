@@ -14,7 +14,13 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(os.path.dirname(HERE)))  # tests/
 
-from container_writers import example, write_index, write_tfrecord  # noqa: E402
+import numpy as np  # noqa: E402
+from container_writers import (  # noqa: E402
+    example,
+    write_index,
+    write_tar,
+    write_tfrecord,
+)
 
 OUT = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(HERE))), "stoker",
                    "readers", "samples")
@@ -28,5 +34,21 @@ def tfrecord() -> None:
     write_index(os.path.join(OUT, "mini.tfrecord.idx"), spans)
 
 
+def webdataset() -> None:
+    members = []
+    for k in range(3):
+        members += [(f"s{k}.jpg", bytes([0xFF, 0xD8, k])), (f"s{k}.cls", str(k).encode()),
+                    (f"s{k}.f4", np.arange(k + 1, dtype=np.float32).tobytes())]
+    path = os.path.join(OUT, "mini.tar")
+    write_tar(path, members)
+    # DALI's v1.2 index: data offsets (header + 512), as wds2idx writes them.
+    lines = [" ".join(f"{name.split('.', 1)[1]} {512 * (2 * (3 * k + j) + 1)} {len(data)} "
+                      f"{name}" for j, (name, data) in enumerate(members[3 * k:3 * k + 3]))
+             for k in range(3)]
+    with open(path + ".idx", "w") as f:
+        f.write("v1.2 3\n" + "\n".join(lines) + "\n")
+
+
 if __name__ == "__main__":
     tfrecord()
+    webdataset()

@@ -44,7 +44,8 @@ def main() -> None:
     lib = Lib(fn, types, Pipeline)
     with tempfile.TemporaryDirectory() as folder:
         sets = write_datasets(folder)
-        cases = [{"name": c[0], "result": run_case(lib, tfrec, sets, c)} for c in CASES]
+        cases = [{"name": c[0], "result": run_case(lib, tfrec, sets, c, folder)}
+                 for c in CASES]
     OUT.write_text(json.dumps({"dali": "2.4.0", "schema_args": schema_args(), "cases": cases},
                               indent=None) + "\n")
     for c in cases:
