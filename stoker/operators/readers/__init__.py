@@ -3,8 +3,9 @@
     file        -- fn.readers.file: whole files from a folder, a file list or paths
     tfrecord    -- fn.readers.tfrecord: tf.train.Example features from TFRecord files
     webdataset  -- fn.readers.webdataset: samples of webdataset tar shards
+    numpy       -- fn.readers.numpy: arrays from .npy files, whole or a region of interest
 
 Importing the package registers every reader.
 """
 
-from stoker.operators.readers import file, tfrecord, webdataset  # noqa: F401
+from stoker.operators.readers import file, numpy, tfrecord, webdataset  # noqa: F401

@@ -49,6 +49,13 @@ def webdataset() -> None:
         f.write("v1.2 3\n" + "\n".join(lines) + "\n")
 
 
+def numpy_files() -> None:
+    a = np.arange(6, dtype=np.int16).reshape(2, 3)
+    np.save(os.path.join(OUT, "mini.npy"), a)
+    np.save(os.path.join(OUT, "mini_f.npy"), np.asfortranarray(a * 2))
+
+
 if __name__ == "__main__":
     tfrecord()
     webdataset()
+    numpy_files()
