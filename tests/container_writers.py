@@ -185,10 +185,16 @@ def irheader(label: float | Sequence[float], record_id: int = 0, id2: int = 0) -
 
 
 def recordio_frame(data: bytes, split_at: Sequence[int] = ()) -> bytes:
-    """One record; ``split_at`` cuts it into parts (continuation flags 1, 2..., 3) at those
-    offsets, as MXNet writes a record whose data contains the magic number."""
-    cuts = [0, *split_at, len(data)]
-    parts = [data[a:b] for a, b in zip(cuts[:-1], cuts[1:], strict=True)]
+    """One record; ``split_at`` are offsets in ``data`` where the magic number occurs: as
+    MXNet's writer does, the record is cut into parts there (continuation flags 1, 2...,
+    3) and those four bytes are dropped (a reader puts them back between the parts)."""
+    magic = struct.pack("<I", RECORDIO_MAGIC)
+    parts, prev = [], 0
+    for p in split_at:
+        assert data[p:p + 4] == magic, "split only where the magic number is"
+        parts.append(data[prev:p])
+        prev = p + 4
+    parts.append(data[prev:])
     out = bytearray()
     for k, part in enumerate(parts):
         flag = 0 if len(parts) == 1 else 1 if k == 0 else 3 if k == len(parts) - 1 else 2

@@ -1,5 +1,6 @@
-"""``stoker tfrecord-index``, ``webdataset-index``: the index files DALI's container
-readers take, written by walking the container files (no TensorFlow, no MXNet, no tar).
+"""``stoker tfrecord-index``, ``webdataset-index``, ``recordio-index``: the index files
+DALI's container readers take, written by walking the container files (no TensorFlow, no
+MXNet, no tar).
 
 ``tfrecord-index FILE [INDEX]`` is DALI's ``tfrecord2idx FILE INDEX``: one line per record,
 ``<offset> <size>``; a gzip-compressed file gets the offsets of its decompressed stream
@@ -16,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from stoker.readers.index import DatasetError
+from stoker.readers.records import RecordStore
 
 
 def _write(path: str, text: str) -> None:
@@ -27,7 +29,6 @@ def _write(path: str, text: str) -> None:
 
 def tfrecord_index(data_path: str, index_path: str) -> tuple[int, str | None]:
     """Writes the index of ``data_path``; (records, problem or None)."""
-    from stoker.readers.records import RecordStore
     from stoker.readers.tfrecord import decompressed, format_index, is_gzip, scan
 
     fd = os.open(data_path, os.O_RDONLY)
@@ -46,7 +47,6 @@ def tfrecord_index(data_path: str, index_path: str) -> tuple[int, str | None]:
 
 def webdataset_index(data_path: str, index_path: str) -> tuple[int, str | None]:
     """Writes DALI's v1.2 index of a tar shard (what wds2idx writes); (samples, None)."""
-    from stoker.readers.records import RecordStore
     from stoker.readers.webdataset import format_index, walk
 
     store = RecordStore([data_path])
@@ -60,9 +60,25 @@ def webdataset_index(data_path: str, index_path: str) -> tuple[int, str | None]:
     return members.samples, None
 
 
+def recordio_index(data_path: str, index_path: str) -> tuple[int, str | None]:
+    """Writes MXNet's index of a .rec file (``key\toffset`` lines, what im2rec and DALI's
+    rec2idx write); (records, problem or None)."""
+    from stoker.readers.recordio import format_index, walk
+
+    store = RecordStore([data_path])
+    try:
+        index, bad = walk(store, "stoker recordio-index")
+    finally:
+        store.close()
+    offsets = index.offset[:-1] if bad else index.offset
+    _write(index_path, format_index(offsets))
+    return len(offsets), next(iter(bad.values()), None)
+
+
 def run_index(kind: str, args: Any) -> int:
     tools: dict[str, Callable[[str, str], tuple[int, str | None]]] = {
-        "tfrecord": tfrecord_index, "webdataset": webdataset_index}
+        "tfrecord": tfrecord_index, "webdataset": webdataset_index,
+        "recordio": recordio_index}
     data = args.file
     index = args.index or f"{data}.idx"
     start = time.perf_counter()

@@ -50,6 +50,10 @@ def main(argv: list[str] | None = None) -> int:
                             "webdataset tar shard (wds2idx)")
     wdsidx.add_argument("file", help="tar shard")
     wdsidx.add_argument("index", nargs="?", help="index file to write (default: FILE.idx)")
+    recidx = sub.add_parser("recordio-index", help="write MXNet's index of a RecordIO .rec "
+                            "file (rec2idx)")
+    recidx.add_argument("file", help=".rec file")
+    recidx.add_argument("index", nargs="?", help="index file to write (default: FILE.idx)")
     args = parser.parse_args(argv)
     if args.command.endswith("-index"):
         from stoker.cli.indexes import run_index

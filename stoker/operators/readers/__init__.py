@@ -4,8 +4,9 @@
     tfrecord    -- fn.readers.tfrecord: tf.train.Example features from TFRecord files
     webdataset  -- fn.readers.webdataset: samples of webdataset tar shards
     numpy       -- fn.readers.numpy: arrays from .npy files, whole or a region of interest
+    mxnet       -- fn.readers.mxnet: images and labels from MXNet RecordIO files
 
 Importing the package registers every reader.
 """
 
-from stoker.operators.readers import file, numpy, tfrecord, webdataset  # noqa: F401
+from stoker.operators.readers import file, mxnet, numpy, tfrecord, webdataset  # noqa: F401

@@ -17,7 +17,9 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(HERE)))  # tests/
 import numpy as np  # noqa: E402
 from container_writers import (  # noqa: E402
     example,
+    irheader,
     write_index,
+    write_recordio,
     write_tar,
     write_tfrecord,
 )
@@ -55,7 +57,14 @@ def numpy_files() -> None:
     np.save(os.path.join(OUT, "mini_f.npy"), np.asfortranarray(a * 2))
 
 
+def recordio() -> None:
+    records = [irheader(1.0, 0) + bytes([0xFF, 0xD8, 0]),
+               irheader([2.0, 3.0], 1) + bytes([0xFF, 0xD8, 1])]
+    write_recordio(os.path.join(OUT, "mini.rec"), os.path.join(OUT, "mini.idx"), records)
+
+
 if __name__ == "__main__":
     tfrecord()
     webdataset()
     numpy_files()
+    recordio()
