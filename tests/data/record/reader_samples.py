@@ -16,9 +16,16 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(HERE)))  # tests/
 
 import numpy as np  # noqa: E402
 from container_writers import (  # noqa: E402
+    C2_FLOAT,
+    C2_INT32,
+    C2_STRING,
+    datum,
     example,
     irheader,
+    tensor_proto,
+    tensor_protos,
     write_index,
+    write_lmdb,
     write_recordio,
     write_tar,
     write_tfrecord,
@@ -63,8 +70,25 @@ def recordio() -> None:
     write_recordio(os.path.join(OUT, "mini.rec"), os.path.join(OUT, "mini.idx"), records)
 
 
+def lmdb_dbs() -> None:
+    import shutil
+
+    for name in ("mini_caffe", "mini_caffe2"):
+        shutil.rmtree(os.path.join(OUT, name), ignore_errors=True)
+    write_lmdb(os.path.join(OUT, "mini_caffe"),
+               [(f"{k:02d}".encode(), datum(bytes([0xFF, 0xD8, k]), k)) for k in range(3)])
+    write_lmdb(os.path.join(OUT, "mini_caffe2"), [
+        (f"{k:02d}".encode(), tensor_protos([
+            tensor_proto(C2_STRING, bytes([0xFF, 0xD8, k])), tensor_proto(C2_INT32, [k]),
+            tensor_proto(C2_FLOAT, [0.5 * k, 1.0]), tensor_proto(C2_INT32, [0, 0, 4, 4])]))
+        for k in range(3)])
+    for name in ("mini_caffe", "mini_caffe2"):  # readers open them without a lock file
+        os.remove(os.path.join(OUT, name, "lock.mdb"))
+
+
 if __name__ == "__main__":
     tfrecord()
     webdataset()
     numpy_files()
     recordio()
+    lmdb_dbs()

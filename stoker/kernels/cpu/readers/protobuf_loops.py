@@ -219,3 +219,27 @@ def well_formed(buf, start, end):  # pragma: no cover
         if pos < 0:
             return False
     return True
+
+
+@njit(nogil=True, cache=True)
+def last_bytes(buf, start, end, field):  # pragma: no cover
+    """(start, end) of the last occurrence of length-delimited ``field`` (protobuf: the
+    last one wins for a singular field), (-1, -1) when there is none, (-2, -2) when the
+    body is malformed."""
+    pos = start
+    a, b = -1, -1
+    while pos < end:
+        number, wire, pos = read_key(buf, pos, end)
+        if pos < 0:
+            return -2, -2
+        if number == field and wire == LEN:
+            s, e = read_len(buf, pos, end)
+            if s < 0:
+                return -2, -2
+            a, b = s, e
+            pos = e
+        else:
+            pos = skip_value(buf, pos, end, wire)
+            if pos < 0:
+                return -2, -2
+    return a, b

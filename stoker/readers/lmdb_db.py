@@ -1,0 +1,123 @@
+"""LMDB databases as a reader's dataset: every entry of every database, in key order,
+database after database (DALI's Caffe and Caffe2 readers), read a batch at a time.
+
+Keys are kept as one bytes blob plus offsets (a million keys cost two int64 arrays, not a
+million objects). Reads go through one long-lived read-only transaction per database;
+a batch's values are copied once, into one buffer, whose slices the decoders take.
+``lmdb`` (PyPI) is imported on first use.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from stoker.readers.index import DatasetError
+
+
+def _lmdb(who: str) -> Any:
+    try:
+        import lmdb
+    except ImportError:
+        raise DatasetError(f"{who}: reading LMDB databases needs the 'lmdb' package (pip "
+                           "install lmdb, or stoker[lmdb])") from None
+    return lmdb
+
+
+# LMDB allows one environment per database per process: pipelines share them.
+_ENVS: dict[str, list] = {}  # real path -> [environment, users]
+_ENVS_LOCK = threading.Lock()
+
+
+def _open_env(lmdb: Any, path: str) -> Any:
+    key = os.path.realpath(path)
+    with _ENVS_LOCK:
+        entry = _ENVS.get(key)
+        if entry is None:
+            env = lmdb.open(path, readonly=True, lock=False, readahead=False,
+                            subdir=os.path.isdir(path), max_readers=126)
+            entry = _ENVS[key] = [env, 0]
+        entry[1] += 1
+        return entry[0]
+
+
+def _release_env(env: Any) -> None:
+    with _ENVS_LOCK:
+        for key, entry in list(_ENVS.items()):
+            if entry[0] is env:
+                entry[1] -= 1
+                if entry[1] == 0:
+                    del _ENVS[key]
+                    env.close()
+                return
+
+
+class LmdbIndex:
+    """The entries of databases ``paths``: row -> (database, key)."""
+
+    def __init__(self, paths: Sequence[str], who: str):
+        lmdb = _lmdb(who)
+        self.paths = list(paths)
+        self._envs: list[Any] = []
+        self._txns: list[Any] = []
+        blobs, lengths, dbs = [], [], []
+        for d, path in enumerate(self.paths):
+            if not os.path.exists(path):
+                raise DatasetError(f"{who}: LMDB database {path!r} does not exist")
+            try:
+                env = _open_env(lmdb, path)
+            except lmdb.Error as e:
+                raise DatasetError(f"{who}: cannot open LMDB database {path!r}: {e}") from None
+            self._envs.append(env)
+            txn = env.begin(buffers=True)
+            self._txns.append(txn)
+            keys = [bytes(k) for k in txn.cursor().iternext(keys=True, values=False)]
+            if not keys:
+                raise DatasetError(f"{who}: LMDB database {path!r} has no entries")
+            blobs.append(b"".join(keys))
+            lengths.append(np.fromiter(map(len, keys), np.int64, len(keys)))
+            dbs.append(np.full(len(keys), d, np.int32))
+        self.db = np.concatenate(dbs)
+        key_len = np.concatenate(lengths)
+        self._blob = b"".join(blobs)
+        self._key_end = np.cumsum(key_len)
+        self._key_start = self._key_end - key_len
+
+    def __len__(self) -> int:
+        return len(self.db)
+
+    def key(self, row: int) -> bytes:
+        return self._blob[self._key_start[row]:self._key_end[row]]
+
+    def file_groups(self) -> np.ndarray:
+        return np.bincount(self.db, minlength=len(self.paths))
+
+    def where(self, rows: np.ndarray) -> list[str]:
+        """DALI's source_info: ``"<database> at key <key>"``."""
+        return [f"{self.paths[d]} at key {self.key(r).decode('utf-8', 'backslashreplace')}"
+                for r, d in zip(rows.tolist(), self.db[rows].tolist(), strict=True)]
+
+    def values(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The values of ``rows`` copied into one buffer: (buffer, starts, ends)."""
+        views = []
+        for r, d in zip(rows.tolist(), self.db[rows].tolist(), strict=True):
+            value = self._txns[d].get(self.key(r))
+            views.append(value if value is not None else b"")
+        sizes = np.fromiter(map(len, views), np.int64, len(views))
+        ends = np.cumsum(sizes)
+        starts = ends - sizes
+        buf = np.empty(int(ends[-1]) if len(ends) else 0, np.uint8)
+        for view, a, b in zip(views, starts.tolist(), ends.tolist(), strict=True):
+            buf[a:b] = np.frombuffer(view, np.uint8)
+        return buf, starts, ends
+
+    def close(self) -> None:
+        for txn in self._txns:
+            txn.abort()
+        for env in self._envs:
+            _release_env(env)
+        self._txns, self._envs = [], []
