@@ -272,10 +272,11 @@ def tensor_protos(protos: Sequence[bytes]) -> bytes:
     return b"".join(field_bytes(1, p) for p in protos)
 
 
-def write_lmdb(path: Any, items: Iterable[tuple[bytes, bytes]]) -> None:
+def write_lmdb(path: Any, items: Iterable[tuple[bytes, bytes]], map_size: int = 1 << 28
+               ) -> None:
     import lmdb
 
-    env = lmdb.open(str(path), map_size=1 << 28, subdir=True)
+    env = lmdb.open(str(path), map_size=map_size, subdir=True)
     try:
         with env.begin(write=True) as txn:
             for key, value in items:

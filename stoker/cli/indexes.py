@@ -20,9 +20,9 @@ from stoker.readers.index import DatasetError
 from stoker.readers.records import RecordStore
 
 
-def _write(path: str, text: str) -> None:
+def _write(path: str, text: bytes) -> None:
     tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w") as f:
+    with open(tmp, "wb") as f:
         f.write(text)
     os.replace(tmp, path)  # a reader never sees half an index
 

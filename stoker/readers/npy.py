@@ -16,6 +16,7 @@ refuses them).
 from __future__ import annotations
 
 import ast
+import math
 import mmap
 import os
 import re
@@ -47,11 +48,27 @@ class Header:
 
     @property
     def nbytes(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+        return math.prod(self.shape) * self.dtype.itemsize
+
+
+# Headers seen, by their bytes: a dataset's files mostly share one (a few us per file).
+_SEEN: dict[bytes, Header] = {}
 
 
 def parse_header(head: bytes, path: str) -> Header:
     """The header at the start of a file (``head``: its first bytes, at least the header)."""
+    end = _header_end(head)
+    if end and end <= len(head):
+        known = _SEEN.get(head[:end])
+        if known is not None:
+            return known
+    header = _parse_header(head, path)
+    if len(_SEEN) < 4096:
+        _SEEN[head[:header.offset]] = header
+    return header
+
+
+def _parse_header(head: bytes, path: str) -> Header:
     if len(head) < 10 or not head.startswith(MAGIC):
         raise NpyError(f"{path!r} is not a .npy file (it does not start with the .npy magic "
                        "bytes \\x93NUMPY)")
@@ -134,9 +151,10 @@ def read(path: str, use_mmap: bool) -> tuple[np.ndarray, Header]:
 def as_array(data: np.ndarray, header: Header) -> np.ndarray:
     """The raw bytes ``data`` viewed as the header's array, in C order and native bytes."""
     dtype, shape = header.dtype, header.shape
-    if data.ctypes.data % max(dtype.alignment, 1):
+    if header.offset % dtype.alignment:
         data = data.copy()  # a data offset that is not aligned (hand-made files)
-    arr = data.view(dtype).reshape(shape[::-1] if header.fortran else shape)
+    arr = data if dtype == np.uint8 else data.view(dtype)
+    arr = arr.reshape(shape[::-1] if header.fortran else shape)
     if header.fortran:
         arr = np.ascontiguousarray(arr.T)
     if not dtype.isnative:

@@ -86,9 +86,12 @@ def walk(store: RecordStore, who: str) -> tuple[RecordIndex, dict[int, str]]:
     return RecordIndex.concat(store.paths, spans), bad
 
 
-def format_index(offsets: np.ndarray) -> str:
+def format_index(offsets: np.ndarray) -> bytes:
     """MXNet's index lines (``key\\toffset``; keys count from 0)."""
-    return "".join(f"{k}\t{o}\n" for k, o in enumerate(offsets.tolist()))
+    out = np.empty(42 * len(offsets), np.uint8)
+    n = loops("readers.text_loops").pairs(np.arange(len(offsets), dtype=np.int64),
+                                          np.ascontiguousarray(offsets, np.int64), 9, out)
+    return out[:n].tobytes()
 
 
 def decode(store: RecordStore, index: RecordIndex, rows: np.ndarray

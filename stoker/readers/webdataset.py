@@ -124,16 +124,13 @@ def parse_index(text: bytes, path: str) -> Members:
                    ext_start + ext_len)
 
 
-def format_index(m: Members) -> str:
+def format_index(m: Members) -> bytes:
     """DALI's v1.2 index of the members (what wds2idx writes)."""
-    lines: list[list[str]] = [[] for _ in range(m.samples)]
-    blob = m.blob
-    for k, s in enumerate(m.sample.tolist()):
-        if s < 0:
-            continue
-        ext = blob[m.ext_start[k]:m.ext_end[k]].tobytes().decode("utf-8", "replace")
-        lines[s].append(f"{ext} {m.offset[k]} {m.size[k]} {m.name(k)}")
-    return f"v1.2 {m.samples}\n" + "".join(" ".join(c) + "\n" for c in lines)
+    text = loops("readers.text_loops")
+    out = np.empty(len(m.blob) * 2 + 44 * len(m.offset) + 2, np.uint8)
+    n = text.webdataset_lines(m.blob, m.sample, m.ext_start, m.ext_end, m.name_start,
+                              m.name_end, m.offset, m.size, out)
+    return f"v1.2 {m.samples}\n".encode() + out[:n].tobytes()
 
 
 @dataclass

@@ -15,7 +15,10 @@ readers, ``_file_groups`` (records per container file, in dataset order).
 
 from __future__ import annotations
 
+import os
+import sys
 import threading
+import warnings
 import weakref
 from typing import Any
 
@@ -25,6 +28,8 @@ from stoker.errors import SampleError
 from stoker.graph.node import OpNode
 from stoker.readers.order import DATASET_SEED, Cursor, ReadOrder, SampleIds
 from stoker.readers.sharding import check_shards
+
+_STOKER_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
 
 
 class IndexedReader:
@@ -130,6 +135,15 @@ class IndexedReader:
             elif order.window is not None or order.pad_last_batch:
                 count = min(count, left)
         return self._read(cursor.take(count), bctx)
+
+    def warn(self, message: str, category: type[Warning]) -> None:
+        """A warning shown at the user's line that led here (build(), often), not inside
+        stoker."""
+        frame, level = sys._getframe(1), 2
+        while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(
+                _STOKER_DIR):
+            frame, level = frame.f_back, level + 1
+        warnings.warn(f"{self._who()}: {message}", category, stacklevel=level)
 
     def sample_error(self, message: str, source: str) -> SampleError:
         """A run-time error about one sample, naming the operator and ``source``."""

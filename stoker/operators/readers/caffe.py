@@ -33,12 +33,15 @@ from stoker.operators.schema import REQUIRED, Arg, Example, OpSchema
 from stoker.readers import caffe as proto
 from stoker.readers.lmdb_db import LmdbIndex
 from stoker.readers.order import SampleIds
+from stoker.readers.pool import ChunkPool
 
 
 class LmdbReader(IndexedReader):
     """The LMDB entries; ``_decode`` makes a sample's outputs from its value."""
 
-    fn_name = ""
+    def __init__(self, op: Any, pipeline: Any):
+        self._pool = ChunkPool(getattr(pipeline, "num_threads", 1) or 1, "stoker-lmdb")
+        super().__init__(op, pipeline)
 
     def _build_index(self) -> LmdbIndex:
         return LmdbIndex(self.args["path"], self._who())
@@ -53,15 +56,22 @@ class LmdbReader(IndexedReader):
         from stoker.executor.context import FAILED
 
         index, rows = self.index, ids.index
+
+        def decode_all(chunk: np.ndarray) -> list:
+            out: list = []
+            for value in index.values(chunk):
+                try:
+                    out.append(self._decode(value, 0, len(value)))
+                except proto.ProtoError as e:
+                    out.append(e)
+            return out
+
         names = index.where(rows)
-        buf, starts, ends = index.values(rows)
         n_out = self.op.schema.outputs_for(self.args)
         outputs: list[list] = [[] for _ in range(n_out)]
-        for j, (a, b) in enumerate(zip(starts.tolist(), ends.tolist(), strict=True)):
-            try:
-                sample = self._decode(buf, a, b)
-            except proto.ProtoError as e:
-                why = f"{names[j]}: {e}"
+        for j, sample in enumerate(self._pool.map(decode_all, rows)):
+            if isinstance(sample, Exception):
+                why = f"{names[j]}: {sample}"
                 if bctx.failures is None:
                     raise self.sample_error(why, names[j]) from None
                 bctx.fail(j, str(self.sample_error(why, names[j])))
@@ -71,6 +81,7 @@ class LmdbReader(IndexedReader):
         return outputs, names
 
     def close(self) -> None:
+        self._pool.close()
         if self.index is not None:
             self.index.close()
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import time
-import warnings
 from typing import Any
 
 import numpy as np
@@ -56,10 +55,9 @@ class MXNetReader(IndexedReader):
             return index_from_offsets(store, offsets, who)
         start = time.perf_counter()
         index, self.bad = walk(store, who)
-        warnings.warn(f"{who}: no index file; stoker indexed {len(store.paths)} .rec file(s) "
-                      f"by reading them ({time.perf_counter() - start:.2f} s). `stoker "
-                      "recordio-index FILE.rec FILE.idx` writes the index once (DALI "
-                      "requires it)", IndexWarning, stacklevel=2)
+        self.warn(f"no index file; stoker indexed {len(store.paths)} .rec file(s) by reading "
+                  f"them ({time.perf_counter() - start:.2f} s). `stoker recordio-index "
+                  "FILE.rec FILE.idx` writes the index once (DALI requires it)", IndexWarning)
         return index
 
     def _file_groups(self) -> np.ndarray:

@@ -19,6 +19,7 @@ them), 0-d arrays too (DALI fails to map them).
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -32,6 +33,7 @@ from stoker.operators.schema import Arg, Example, Input, OpSchema
 from stoker.readers.index import PathTable
 from stoker.readers.npy import NpyError, list_root, read, read_list
 from stoker.readers.order import SampleIds
+from stoker.readers.pool import ChunkPool
 
 _FN = "fn.readers.numpy"
 _STARTS = ("roi_start", "rel_roi_start")
@@ -41,6 +43,10 @@ POLICIES = ("error", "pad", "trim_to_shape")
 
 
 class NumpyReader(IndexedReader):
+    def __init__(self, op: Any, pipeline: Any):
+        self._pool = ChunkPool(getattr(pipeline, "num_threads", 1) or 1, "stoker-npy")
+        super().__init__(op, pipeline)
+
     def _build_index(self) -> PathTable:
         a, who = self.args, self._who()
         root = a.get("file_root")
@@ -57,30 +63,41 @@ class NumpyReader(IndexedReader):
         paths = self.index
         names = [paths.name(i) for i in ids.index.tolist()]
         use_mmap = not self.args["dont_use_mmap"]
-        out: list = []
+
+        def read_all(chunk: Sequence[str]) -> list:
+            out: list = []
+            for path in chunk:
+                try:
+                    out.append(read(path, use_mmap)[0])
+                except (OSError, NpyError) as e:
+                    out.append(e)
+            return out
+
+        out = self._pool.map(read_all, paths.joined(names))
         first: tuple[str, np.ndarray] | None = None
-        for row, (name, path) in enumerate(zip(names, paths.joined(names), strict=True)):
-            try:
-                arr, _ = read(path, use_mmap)
-            except (OSError, NpyError) as e:
-                why = (f"cannot read {path!r}: {e.strerror or e}" if isinstance(e, OSError)
-                       else str(e))
+        for row, (name, arr) in enumerate(zip(names, out, strict=True)):
+            if isinstance(arr, Exception):
+                e = arr
+                why = (f"cannot read {e.filename or name!r}: {e.strerror or e}"
+                       if isinstance(e, OSError) else str(e))
                 if bctx.failures is None:
                     raise self.sample_error(why, name) from e
                 bctx.fail(row, str(self.sample_error(why, name)))
-                out.append(FAILED)
+                out[row] = FAILED
                 continue
             if first is None:
-                first = (path, arr)
+                first = (name, arr)
             elif arr.dtype != first[1].dtype or arr.ndim != first[1].ndim:
                 # DALI's rule: one type and one number of dimensions per batch.
                 what = "data type" if arr.dtype != first[1].dtype else "number of dimensions"
                 raise self.sample_error(
                     f"all samples of a batch must have the same {what}: {first[0]!r} has "
-                    f"{first[1].dtype} {first[1].shape}, {path!r} has {arr.dtype} "
+                    f"{first[1].dtype} {first[1].shape}, {name!r} has {arr.dtype} "
                     f"{arr.shape} (DALI: Inconsistent data)", name)
-            out.append(arr)
         return [out], names
+
+    def close(self) -> None:
+        self._pool.close()
 
 
 def _roi_call(out: Any) -> Any:

@@ -21,7 +21,6 @@ Where stoker differs from DALI 2.4 on purpose:
 from __future__ import annotations
 
 import time
-import warnings
 from typing import Any
 
 import numpy as np
@@ -53,11 +52,10 @@ class TFRecordReader(IndexedReader):
         if files.walked:
             shown = ", ".join(repr(p) for p in files.walked[:3])
             more = f" and {len(files.walked) - 3} more" if len(files.walked) > 3 else ""
-            warnings.warn(
-                f"{self._who()}: no index file for {shown}{more}; stoker indexed "
-                f"{len(files.walked)} file(s) by reading them ({time.perf_counter() - start:.2f}"
-                " s). `stoker tfrecord-index FILE INDEX` writes DALI's index files once "
-                "(DALI requires them)", IndexWarning, stacklevel=2)
+            self.warn(f"no index file for {shown}{more}; stoker indexed {len(files.walked)} "
+                      f"file(s) by reading them ({time.perf_counter() - start:.2f} s). `stoker "
+                      "tfrecord-index FILE INDEX` writes DALI's index files once (DALI "
+                      "requires them)", IndexWarning)
         self.files = files
         return files.index
 

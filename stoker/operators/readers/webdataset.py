@@ -20,7 +20,6 @@ Where stoker differs from DALI 2.4 on purpose:
 from __future__ import annotations
 
 import os
-import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -137,9 +136,9 @@ class WebdatasetReader(IndexedReader):
             files.append(np.full(len(comp), f, np.int32))
             members.append(m)
         if doubles:
-            warnings.warn(f"{who}: {doubles} sample(s) have several members for one output; "
-                          "each output takes the first (DALI: Multiple components matching "
-                          "output)", stacklevel=2)
+            self.warn(f"{doubles} sample(s) have several members for one output; each "
+                      "output takes the first (DALI: Multiple components matching output)",
+                      UserWarning)
         index = WdsIndex(paths, members, np.concatenate(files), np.concatenate(offsets),
                          np.concatenate(sizes), np.concatenate(infos))
         self._check_dtypes(index)
