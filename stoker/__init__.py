@@ -29,6 +29,7 @@ __version__ = "0.1.0"
 # peer) don't pay for building every operator.
 _NAMES = {
     "fn": "stoker.fn", "ops": "stoker.ops", "math": "stoker.math", "types": "stoker.types",
+    "tfrecord": "stoker.tfrecord",
     "Pipeline": "stoker.pipeline", "pipeline_def": "stoker.pipeline",
     "DataNode": "stoker.graph.node", "TensorList": "stoker.tensors",
     "newaxis": "stoker.operators.tensor.subscript",
@@ -36,10 +37,11 @@ _NAMES = {
         "StokerError", "ArgumentError", "ArgumentTypeError", "DeviceError", "GraphError",
         "PipelineError", "SampleError")},
 }
-_MODULES = {"fn", "ops", "math", "types"}
+_MODULES = {"fn", "ops", "math", "types", "tfrecord"}
 
 __all__ = [
-    "fn", "ops", "math", "types", "Pipeline", "pipeline_def", "DataNode", "TensorList", "newaxis",
+    "fn", "ops", "math", "types", "tfrecord", "Pipeline", "pipeline_def", "DataNode",
+    "TensorList", "newaxis",
     "StokerError", "ArgumentError", "ArgumentTypeError", "DeviceError", "GraphError",
     "PipelineError", "SampleError",
 ]
@@ -60,7 +62,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # what static tools see
-    from stoker import fn, math, ops, types
+    from stoker import fn, math, ops, tfrecord, types
     from stoker.errors import (
         ArgumentError,
         ArgumentTypeError,

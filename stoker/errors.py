@@ -56,5 +56,10 @@ class SampleError(StokerError, RuntimeError):
         self.where = where
 
 
+class IndexWarning(UserWarning):
+    """A reader indexed files that came without an index (DALI requires one): the index
+    tool's command saves that time at the next start."""
+
+
 class GpuFallbackWarning(UserWarning):
     """GPU operators were asked for where no GPU is usable; they run on the CPU instead."""

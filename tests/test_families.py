@@ -36,7 +36,7 @@ def _registered(family: str) -> set[str]:
 def test_family_docstring_lists_its_operators(family):
     doc = importlib.import_module(f"stoker.operators.{family}").__doc__ or ""
     public = set(re.findall(r"\bfn\.([\w.]*\w)", _paragraph(doc, "Operators:")))
-    hidden = set(re.findall(r"(?<![\w.`])(_[a-z]\w*)", _paragraph(doc, "Hidden")))
+    hidden = set(re.findall(r"(?<![\w.`])(_[a-z][\w.]*\w)", _paragraph(doc, "Hidden")))
     registered = _registered(family)
     assert public == {n for n in registered if not n.startswith("_")}, \
         f"stoker/operators/{family}/__init__.py: its 'Operators:' list is not the registry's"

@@ -21,7 +21,7 @@ STOKER = pathlib.Path(__file__).resolve().parents[1] / "stoker"
 # Lowest first.
 LAYERS = (
     ("stoker.errors",),
-    ("stoker.types",),
+    ("stoker.types", "stoker.tfrecord"),  # DALI's value types; TFRecord feature specs
     ("stoker.kernels", "stoker.readers"),  # array work; byte sources
     ("stoker.tensors",),
     ("stoker.graph",),

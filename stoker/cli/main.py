@@ -47,11 +47,27 @@ def main(argv: list[str] | None = None) -> int:
     docs.add_argument("--out", help="where to write it (default: docs/operators.md)")
     docs.add_argument("--check", action="store_true",
                       help="write nothing; fail if the file is not what it would be")
+    tfidx = sub.add_parser("tfrecord-index", help="write DALI's index of a TFRecord file "
+                           "(tfrecord2idx)")
+    tfidx.add_argument("file", help="TFRecord file (gzip-compressed ones too)")
+    tfidx.add_argument("index", nargs="?", help="index file to write (default: FILE.idx)")
+    wdsidx = sub.add_parser("webdataset-index", help="write DALI's v1.2 index of a "
+                            "webdataset tar shard (wds2idx)")
+    wdsidx.add_argument("file", help="tar shard")
+    wdsidx.add_argument("index", nargs="?", help="index file to write (default: FILE.idx)")
+    recidx = sub.add_parser("recordio-index", help="write MXNet's index of a RecordIO .rec "
+                            "file (rec2idx)")
+    recidx.add_argument("file", help=".rec file")
+    recidx.add_argument("index", nargs="?", help="index file to write (default: FILE.idx)")
     args = parser.parse_args(argv)
     if args.command == "docs":
         from stoker.cli.docs import run_docs
 
         return run_docs(args.out, args.check)
+    if args.command.endswith("-index"):
+        from stoker.cli.indexes import run_index
+
+        return run_index(args.command[:-len("-index")], args)
     if args.command == "demo":
         from stoker.cli.demo import run_demo
 

@@ -1,7 +1,7 @@
 """Sample indexes and byte sources, sharding, shuffling and epoch state for readers.
 
 The parts every reader shares are here, apart from the operator glue in
-``stoker/operators/readers/file.py``:
+``stoker/operators/readers/``:
 
     index      -- which samples a dataset has: listing, filters, file lists, labels
     file_list  -- the vectorized parser of ``<path> <label>`` lists

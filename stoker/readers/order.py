@@ -14,7 +14,11 @@ epoch the shard's samples come:
   locally, so its epochs come in nearly the same order: this order is a fresh exact
   permutation each epoch instead);
 * as slice ``shard_id`` of a dataset-wide permutation drawn from ``(dataset_seed, epoch)``
-  (``shuffle_after_epoch``); this implies sticking to the shard, as in DALI.
+  (``shuffle_after_epoch``); this implies sticking to the shard, as in DALI. Container
+  readers give ``groups`` (records per container file): the permutation then moves whole
+  files and keeps each file's records in order, as DALI's container readers do;
+* both (``"both"``: a container reader's ``shuffle_after_epoch`` with ``random_shuffle``,
+  which DALI allows): this shard's slice of the file permutation, in an exact permutation.
 
 With ``pad_last_batch`` the epoch is padded with its last sample to the largest shard's
 size, then on to a whole number of batches, so no batch mixes two epochs (DALI's measured
@@ -30,7 +34,7 @@ import numpy as np
 
 from stoker.readers.sharding import padded_shard_size, reader_meta, shard_bounds
 
-SHUFFLES = ("none", "shard", "dataset")
+SHUFFLES = ("none", "shard", "dataset", "both")
 # The seed of the dataset-wide orders when the user gives none. A constant, the same on
 # every rank, so that readers on different machines agree on shard membership.
 DATASET_SEED = 0x53544F4B4552  # "STOKER"
@@ -60,6 +64,8 @@ class ReadOrder:
     # each reader epoch then spans exactly the ``window`` samples the iterator pulls per
     # epoch, its shard's samples first and trimmed fillers after. See ``_window_indices``.
     window: int | None = None
+    # Samples per container file, in dataset order, for shuffle="dataset" (see above).
+    groups: tuple[int, ...] | None = None
 
     def __post_init__(self) -> None:
         if self.shuffle not in SHUFFLES:
@@ -69,11 +75,13 @@ class ReadOrder:
                              f"shard_id={self.shard_id}")
         if self.batch_size < 1:
             raise ValueError(f"batch_size must be positive, got {self.batch_size}")
+        if self.groups is not None and sum(self.groups) != self.size:
+            raise ValueError(f"groups {self.groups} do not add up to size={self.size}")
 
     @property
     def sticks(self) -> bool:
         """Whether every epoch reads the same shard (shuffle_after_epoch implies it)."""
-        return self.stick_to_shard or self.shuffle == "dataset"
+        return self.stick_to_shard or self.shuffle in ("dataset", "both")
 
     def shard_at(self, epoch: int) -> int:
         return self.shard_id if self.sticks else (self.shard_id + epoch) % self.num_shards
@@ -101,7 +109,9 @@ class ReadOrder:
             members = self._membership()[lo:hi]
             idx = members[permutation(hi - lo, self.seed, epoch, shard)]
         else:
-            idx = permutation(self.size, self.dataset_seed, epoch)[lo:hi]
+            idx = self._dataset_permutation(epoch)[lo:hi]
+            if self.shuffle == "both":
+                idx = idx[permutation(hi - lo, self.seed, epoch, shard)]
         length = self.epoch_length(epoch)
         if length > len(idx):
             idx = np.concatenate([idx, np.full(length - len(idx), idx[-1], np.int64)])
@@ -134,6 +144,17 @@ class ReadOrder:
         finally:
             object.__setattr__(self, "window", saved)
         return members[steps % n]
+
+    def _dataset_permutation(self, epoch: int) -> np.ndarray:
+        if self.groups is None:
+            return permutation(self.size, self.dataset_seed, epoch)
+        sizes = np.asarray(self.groups, np.int64)
+        starts = np.cumsum(sizes) - sizes
+        files = permutation(len(sizes), self.dataset_seed, epoch)
+        # Each permuted file's records in order: a running count restarted per file.
+        lengths = sizes[files]
+        first = np.repeat(starts[files] - (np.cumsum(lengths) - lengths), lengths)
+        return first + np.arange(self.size, dtype=np.int64)
 
     def _membership(self) -> np.ndarray:
         # Cached: a frozen dataclass holds it through object.__setattr__.

@@ -14,6 +14,7 @@ string (DALI takes ``str(4)``), a bool for an enum (DALI takes ``True`` as type 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -31,6 +32,7 @@ ARG_TYPES = {
     "bool": "a boolean",
     "str": "a string",
     "dtype": "a data type (types.FLOAT, types.UINT8, ...)",
+    "dtypes": "a data type or a list of data types",
     "layout": "a layout string such as 'HWC'",
     "ints": "an integer or a list of integers",
     "floats": "a number or a list of numbers",
@@ -173,6 +175,12 @@ def check_arg(schema: OpSchema, arg: Arg, value: Any) -> Any:
         value = got
     elif t in ("dtype", "image_type", "interp_type"):
         value = _enum(schema, arg, value)
+    elif t == "dtypes":
+        seq = _items(value)
+        if seq is None:
+            raise _type_fail(schema, arg, value)
+        one = replace(arg, type="dtype")
+        value = [_enum(schema, one, v) for v in seq]
     elif t == "array":
         if isinstance(value, types.ScalarConstant):
             value = value.value

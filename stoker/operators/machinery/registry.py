@@ -288,7 +288,8 @@ def make_fn(schema: OpSchema) -> Any:
                     raise ArgumentTypeError(f"{schema.fn_name}: argument '{key}' given twice")
                 kwargs[key] = value
             inputs = inputs[: int(n_inputs)]
-        return call_op(name, list(inputs), kwargs)
+        out = call_op(name, list(inputs), kwargs)
+        return out if schema.result is None else schema.result(out)
 
     op.__name__ = op.__qualname__ = name.rsplit(".", 1)[-1]
     op.__doc__ = _docstring(schema)

@@ -99,6 +99,9 @@ class OpSchema:
     # DALI's deprecated argument names: old name -> current name, or -> None where DALI
     # accepts and ignores it. Old pipelines keep working.
     renamed: dict[str, str | None] = field(default_factory=dict)
+    # What an fn/ops call returns, made from the call's outputs, where DALI's Python
+    # wrapper returns something else (fn.readers.tfrecord: a dict by feature name).
+    result: Callable[[Any], Any] | None = None
 
     def __post_init__(self) -> None:
         names = [a.name for a in self.args]

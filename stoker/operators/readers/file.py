@@ -24,8 +24,6 @@ unless ``pad_last_batch``) and ``pipe.reset()`` leaves them where they are.
 from __future__ import annotations
 
 import os
-import threading
-import weakref
 from typing import Any
 
 import numpy as np
@@ -34,6 +32,7 @@ from stoker.errors import ArgumentError, SampleError
 from stoker.graph.node import OpNode
 from stoker.operators.machinery.registry import register
 from stoker.operators.machinery.schema import Arg, Example, OpSchema
+from stoker.operators.readers.base import IndexedReader
 from stoker.readers.files import FileBatchReader
 from stoker.readers.index import (
     DEFAULT_FILE_FILTERS,
@@ -42,110 +41,37 @@ from stoker.readers.index import (
     index_from_file_root,
     index_from_files,
 )
-from stoker.readers.order import DATASET_SEED, Cursor, ReadOrder
-from stoker.readers.sharding import check_shards
+from stoker.readers.order import SampleIds
 
 _FN = "fn.readers.file"
 
 
-class FileReader:
-    """The source instance: the index, the read order and the cursor into it."""
+class FileReader(IndexedReader):
+    """The source instance: the file index and whole-file reads (base.py does the rest)."""
 
     def __init__(self, op: OpNode, pipeline: Any):
-        self.op = op
-        self.args = op.args
-        self._pipeline = weakref.ref(pipeline) if pipeline is not None else None
-        self.batch_size = max(1, int(getattr(pipeline, "batch_size", 1) or 1))
         self._reader = FileBatchReader(getattr(pipeline, "num_threads", 1) or 1)
-        self.index: SampleIndex | None = None
-        self.cursor: Cursor | None = None
-        # The producer thread and a caller of reader_meta() may both set up a lazy reader.
-        self._lock = threading.Lock()
-        if not self.args.get("lazy_init", False):
-            self._prepare()
-
-    # -- setting up ------------------------------------------------------------------------
-    def _who(self) -> str:
-        return self.op.describe()
-
-    def _prepare(self) -> SampleIndex:
-        """Builds the index (at build(), or on first use with lazy_init)."""
-        with self._lock:
-            if self.index is None:
-                self.index = self._build_index()
-        return self.index
+        super().__init__(op, pipeline)
 
     def _build_index(self) -> SampleIndex:
         a, who = self.args, self._who()
         if a.get("file_list") is not None:
-            index = index_from_file_list(a["file_list"], a.get("file_root"), who)
-        elif a.get("files") is not None:
-            index = index_from_files(a["files"], a.get("labels"), a.get("file_root"), who)
-        else:
-            index = index_from_file_root(a["file_root"], a["file_filters"],
-                                         a.get("dir_filters"),
-                                         a["case_sensitive_filter"], who)
-        check_shards(len(index), a["num_shards"], a["shard_id"], who)
-        return index
+            return index_from_file_list(a["file_list"], a.get("file_root"), who)
+        if a.get("files") is not None:
+            return index_from_files(a["files"], a.get("labels"), a.get("file_root"), who)
+        return index_from_file_root(a["file_root"], a["file_filters"], a.get("dir_filters"),
+                                    a["case_sensitive_filter"], who)
 
-    def _operator_seed(self) -> int:
-        seed = self.args.get("seed", -1)
-        if seed is not None and seed >= 0:
-            return int(seed)
-        # Derived from the pipeline's seed like every operator's (the compiled plan holds
-        # it; it does not exist yet while build() creates this instance).
-        pipe = self._pipeline() if self._pipeline is not None else None
-        plan = getattr(pipe, "_plan", None)
-        if plan is not None and self.op in plan.seeds:
-            return int(plan.seeds[self.op])
-        return 0
-
-    def order(self) -> ReadOrder:
-        a = self.args
-        shuffle = ("shard" if a["random_shuffle"] else
-                   "dataset" if a["shuffle_after_epoch"] else "none")
-        dataset_seed = a.get("shuffle_after_epoch_seed")
-        return ReadOrder(
-            size=len(self._prepare()), num_shards=a["num_shards"], shard_id=a["shard_id"],
-            stick_to_shard=a["stick_to_shard"], pad_last_batch=a["pad_last_batch"],
-            batch_size=self.batch_size, shuffle=shuffle,
-            seed=self._operator_seed() if shuffle == "shard" else 0,
-            dataset_seed=DATASET_SEED if dataset_seed is None else int(dataset_seed))
-
-    def _cursor(self) -> Cursor:
-        if self.cursor is None:
-            order = self.order()
-            with self._lock:
-                if self.cursor is None:
-                    self.cursor = Cursor(order)
-        return self.cursor
-
-    # -- the source protocol ---------------------------------------------------------------
-    # on_error="skip" may ask for single samples to replace failed ones.
-    can_top_up = True
-
-    def next_batch(self, bctx: Any) -> tuple[list, list[str]]:
-        index = self._prepare()
-        cursor = self._cursor()
-        count = bctx.batch_size
-        if bctx.failures is not None:
-            # on_error="skip" never tops a batch up from the next reader epoch, and where
-            # epochs are cut to whole batches (an iterator's PARTIAL window, padding), a
-            # batch that replacements shifted ends with its epoch: each epoch still holds
-            # every good sample once. The batch comes out short instead.
-            order, left = cursor.order, cursor.order.epoch_length(cursor.epoch) - cursor.position
-            if bctx.topup:
-                count = 0 if cursor.position == 0 else min(count, left)
-            elif order.window is not None or order.pad_last_batch:
-                count = min(count, left)
-        ids = cursor.take(count)
+    def _read(self, ids: SampleIds, bctx: Any) -> tuple[list, list[str]]:
+        index, count = self.index, len(ids)
         paths = index.paths
         names = [paths.name(i) for i in ids.index.tolist()]
         joined = paths.joined(names)
         ahead: list[str] = []
         if bctx.failures is None and self._reader.uses_pool(count):
             # The next batch's files, read while this one is decoded.
-            ahead = paths.joined([paths.name(i) for i in cursor.peek(count).index.tolist()])
+            peek = self._cursor().peek(count).index.tolist()
+            ahead = paths.joined([paths.name(i) for i in peek])
         try:
             data = self._reader.read(joined, ahead)
         except OSError as e:
@@ -157,8 +83,7 @@ class FileReader:
 
     def _read_error(self, e: OSError) -> SampleError:
         path = e.filename or "?"
-        return SampleError(f"{self._who()}: cannot read file {path!r}: {e.strerror or e}",
-                           op=_FN, source=str(path), where=self.op.where)
+        return self.sample_error(f"cannot read file {path!r}: {e.strerror or e}", str(path))
 
     def _read_each(self, paths: list[str], bctx: Any) -> list:
         """on_error="skip": the files one by one; an unreadable one becomes a failed row."""
@@ -173,43 +98,6 @@ class FileReader:
                 bctx.fail(row, str(self._read_error(e)))
                 out.append(FAILED)
         return out
-
-    def reset(self) -> None:
-        """DALI's readers ignore pipe.reset(): the stream goes on (measured)."""
-
-    def align_epochs(self, window: int | None) -> None:
-        """Called by an iterator (PARTIAL/DROP) before the first batch: every reader epoch
-        spans ``window`` samples, so epochs are exactly-once across shards (order.py)."""
-        cursor = self._cursor()
-        if cursor.order.window == window:  # already so (a reader restored from a checkpoint)
-            return
-        if cursor.position or cursor.epoch:
-            raise RuntimeError(f"{self._who()}: an iterator must be created before the "
-                               "pipeline's first run() to align the reader's epochs")
-        cursor.set_window(window)
-
-    def reader_meta(self) -> dict:
-        return self._cursor().order.meta()
-
-    def state(self) -> dict[str, Any]:
-        """The reader's position: the next sample it will read is ``position`` in reader
-        epoch ``epoch``. Batches made ahead count as read (the pipeline's checkpoint
-        tracker records it at each batch's start). A checkpoint also keeps the dataset's
-        size (to refuse another dataset) and the epoch window an iterator set
-        (``align_epochs``)."""
-        order = self._cursor().order
-        return {**self._cursor().state(), "size": order.size, "window": order.window}
-
-    def restore(self, state: dict[str, Any]) -> None:
-        cursor = self._cursor()
-        size = state.get("size", cursor.order.size)
-        if size != cursor.order.size:
-            raise ValueError(f"the checkpoint's reader read {size} samples, this one "
-                             f"({self._who()}) reads {cursor.order.size}")
-        window = state.get("window")
-        if window != cursor.order.window:
-            cursor.set_window(window)
-        cursor.restore(state)
 
     def close(self) -> None:
         self._reader.close()
