@@ -24,6 +24,9 @@ FAMILIES += ("io_file",)
 # Hidden operators that graph/fuse.py substitutes for decode -> resize -> normalize chains.
 FAMILIES += ("resize_fused",)
 
+# Audio: decoding, resampling, spectral and signal operators, the NeMo manifest reader.
+FAMILIES += ("audio.decoders", "audio.spectral", "audio.signal")
+
 
 def load_all() -> None:
     for family in FAMILIES:
