@@ -25,7 +25,7 @@ FAMILIES += ("io_file",)
 FAMILIES += ("resize_fused",)
 
 # Audio: decoding, resampling, spectral and signal operators, the NeMo manifest reader.
-FAMILIES += ("audio.decoders", "audio.spectral", "audio.signal")
+FAMILIES += ("audio.decoders", "audio.spectral", "audio.signal", "audio.nemo_asr")
 
 
 def load_all() -> None:
