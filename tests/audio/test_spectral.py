@@ -53,7 +53,7 @@ SIGNALS = [speech_like(5000, 3), sweep(3001)]
 
 
 @pytest.mark.parametrize("win, step, nfft", [(256, 128, None), (200, 80, 256), (63, 17, 100),
-                                             (8, 3, 8)])
+                                             (8, 3, 8), (1, 1, 3)])
 @pytest.mark.parametrize("center, reflect", [(True, True), (True, False), (False, True)])
 @pytest.mark.parametrize("power", [1, 2])
 def test_spectrogram_is_the_stft_of_dalis_frames(win, step, nfft, center, reflect, power):

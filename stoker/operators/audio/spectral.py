@@ -50,6 +50,9 @@ def spectrogram_kernel(ins: list, args: dict, ctx: Any) -> np.ndarray:
 
 def _check_spectrogram(args: dict) -> None:
     win, nfft = args["window_length"], args.get("nfft")
+    if (nfft or win) < 3:  # DALI's FFT library cannot plan 1 or 2 points (it fails at run)
+        raise ArgumentError(f"fn.spectrogram: the FFT size (nfft, or window_length when nfft "
+                            f"is not given) must be at least 3, got {nfft or win}")
     if nfft is not None and nfft < win:
         raise ArgumentError(f"fn.spectrogram: argument 'nfft' ({nfft}) must be at least "
                             f"'window_length' ({win})")
@@ -95,6 +98,8 @@ register(OpSchema(
                 raises=ArgumentError, match="'window_fn' has 2 values"),
         Example(args={"layout": "ab"}, inputs=(_SIGNALS,), raises=ArgumentError,
                 match="'layout' must be one of"),
+        Example(args={"window_length": 2}, inputs=(_SIGNALS,), raises=ArgumentError,
+                match="must be at least 3, got 2"),
     ),
 ))
 

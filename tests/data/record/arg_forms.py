@@ -51,6 +51,7 @@ SKIP = {"external_source": "a source, not an operator with arguments to check he
 # "inputs" (a list of (samples, layout)).
 BASES: dict[str, dict] = {
     "readers.file": {"inputs": [], "base": {"file_root": "{root}"}},
+    "readers.nemo_asr": {"inputs": [], "base": {"manifest_filepaths": ["{root}/manifest.json"]}},
     "cat": {"layouts": ["AB", "AB"]},
     "expand_dims": {"layouts": ["XYZ"]},
     "one_hot": {"layouts": ["A"]},
@@ -89,6 +90,7 @@ OVERRIDES: dict[tuple[str, str], dict] = {
     ("one_hot", "axis_name"): {"value": "B"},
     ("random.coin_flip", "dtype"): {"value": {"enum": "DALIDataType", "v": 6}},
     ("readers.file", "dir_filters"): {"value": ["a"]},
+    ("readers.nemo_asr", "manifest_filepaths"): {"value": ["{root}/manifest.json"]},
     ("readers.file", "file_list"): {"value": "{root}/list.txt", "drop": ["file_root"]},
     ("readers.file", "file_root"): {"value": "{root}"},
     ("readers.file", "files"): {"value": _FILES, "drop": ["file_root"]},
