@@ -30,8 +30,10 @@ from typing import Any
 
 import numpy as np
 
+from stoker.kernels.cpu import buffers
 from stoker.kernels.cpu.audio import convert
 from stoker.kernels.cpu.audio.resample import resample
+from stoker.readers.files import read_file
 
 
 class AudioDecodeError(ValueError):
@@ -113,7 +115,10 @@ def _read_wav(buf: memoryview, wav: Wav, offset: int, length: int,
             return raw.astype(np.float32)
         return None
     if as_float or dtype == np.float32:
-        return np.multiply(raw, np.float32(1.0 / 32768), dtype=np.float32)
+        # Recycled memory: a fresh 10 s output faulted in 140 pages per file (half the
+        # reader's CPU time on this VM).
+        out = buffers.empty(raw.shape, np.float32)
+        return np.multiply(raw, np.float32(1.0 / 32768), out=out, dtype=np.float32)
     if dtype == np.int16:
         return raw.astype(np.int16)
     return raw.astype(np.int32) << 16
@@ -156,8 +161,7 @@ def decode(source: Any, *, offset_s: float = -1.0, duration_s: float = -1.0,
     truncated to whole frames as DALI does; ``target_rate`` > 0 resamples."""
     dtype = np.dtype(dtype)
     if isinstance(source, str):
-        with open(source, "rb") as f:
-            buf = memoryview(f.read())
+        buf = memoryview(read_file(source))  # straight into an array: no bytes object
     else:
         buf = memoryview(source).cast("B")
     wav = parse_wav(buf)

@@ -34,6 +34,7 @@ import math
 
 import numpy as np
 
+from stoker.kernels.cpu import buffers
 from stoker.kernels.cpu.jit import njit
 
 BLOCK = 256  # outputs per block: positions restart from a double every block
@@ -132,7 +133,7 @@ def resample_dali(x: np.ndarray, in_rate: float, out_rate: float, quality: float
     x = np.ascontiguousarray(x, np.float32)
     n = x.shape[0]
     length = resampled_length(n, in_rate, out_rate) if out_length is None else int(out_length)
-    out = np.empty((length, *x.shape[1:]), np.float32)
+    out = buffers.empty((length, *x.shape[1:]), np.float32)
     if length == 0:
         return out
     if n == 0:

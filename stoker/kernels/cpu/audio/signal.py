@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from stoker.kernels.cpu import buffers
 from stoker.kernels.cpu.jit import njit
 from stoker.kernels.cpu.saturate import round_sat
 
@@ -55,7 +56,7 @@ def _preemphasis(x, coeff, before, out):  # noqa: ANN001, ANN202
 
 def preemphasis(x: np.ndarray, coeff: float, border: str, dtype: np.dtype) -> np.ndarray:
     flat = np.ascontiguousarray(x).reshape(-1)
-    out = np.empty(flat.shape, np.float32)
+    out = buffers.empty(flat.shape, np.float32)
     if flat.size:
         if border == "clamp":
             before = np.float32(flat[0])

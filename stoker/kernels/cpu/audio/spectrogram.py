@@ -25,6 +25,7 @@ import functools
 
 import numpy as np
 
+from stoker.kernels.cpu import buffers
 from stoker.kernels.cpu.jit import njit
 
 
@@ -114,7 +115,7 @@ def spectrogram(x: np.ndarray, nfft: int, window_length: int, step: int,
     np.multiply(view, window, out=buf[:, :window_length])
     spectrum = np.ascontiguousarray(_rfft(buf), np.complex64)
     bins = nfft // 2 + 1
-    out = np.empty((bins, frames) if layout == "ft" else (frames, bins), np.float32)
+    out = buffers.empty((bins, frames) if layout == "ft" else (frames, bins), np.float32)
     _power(spectrum.view(np.float32).reshape(frames, bins, 2), out, power == 1,
            layout == "ft")
     return out
