@@ -157,3 +157,18 @@ def test_dataloader_proxy_recipe_runs_as_written_for_dali():
     assert all(0 <= v < 4 for batch in labels for v in batch)
     assert "32 images of 40 in 2 batches" in out
     assert done.stderr.count("GpuFallbackWarning") == 1
+
+
+def test_asr_features_runs_dalis_jasper_pipeline():
+    # Six generated utterances (2-16 s), batches of 3: two batches of 64-band features.
+    out = run_example(str(EXAMPLES / "asr_features.py"), "--files", "6", "--batch-size", "3",
+                      "--num-threads", "1")
+    lines = [line for line in out.splitlines() if line.startswith("epoch 0 batch")]
+    assert len(lines) == 2, out
+    for line in lines:
+        assert "3 x 64 mel bands float32" in line and "finite True" in line, line
+        widths = [int(w) for w in re.findall(r"padded frames \[([\d, ]+)\]", line)[0].split(",")]
+        assert len(widths) == 1 and widths[0] % 16 == 0, line  # padded to the batch, aligned
+        shortest, longest = (int(v) for v in re.findall(r"frames (\d+)\.\.(\d+)", line)[0])
+        assert 2 * 100 * 0.85 <= shortest <= longest <= widths[0]
+    assert "2 batches" in out
