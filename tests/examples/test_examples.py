@@ -177,3 +177,18 @@ def test_ssd_coco_file_is_dalis_pipeline_with_only_the_import_changed():
     text = (EXAMPLES / "ssd_coco.py").read_text()
     assert "from stoker import fn, pipeline_def, types" in text
     assert "nvidia" not in text.split('"""', 2)[2]  # no DALI import in the code itself
+
+
+def test_asr_features_runs_dalis_jasper_pipeline():
+    # Six generated utterances (2-16 s), batches of 3: two batches of 64-band features.
+    out = run_example(str(EXAMPLES / "asr_features.py"), "--files", "6", "--batch-size", "3",
+                      "--num-threads", "1")
+    lines = [line for line in out.splitlines() if line.startswith("epoch 0 batch")]
+    assert len(lines) == 2, out
+    for line in lines:
+        assert "3 x 64 mel bands float32" in line and "finite True" in line, line
+        widths = [int(w) for w in re.findall(r"padded frames \[([\d, ]+)\]", line)[0].split(",")]
+        assert len(widths) == 1 and widths[0] % 16 == 0, line  # padded to the batch, aligned
+        shortest, longest = (int(v) for v in re.findall(r"frames (\d+)\.\.(\d+)", line)[0])
+        assert 2 * 100 * 0.85 <= shortest <= longest <= widths[0]
+    assert "2 batches" in out

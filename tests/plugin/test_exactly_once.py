@@ -1,14 +1,17 @@
 """Every epoch delivers every sample exactly once across all shards under PARTIAL, for
 every reader, any dataset size, batch size, shard count, padding, stickiness and
 shuffling (property test). Container datasets span three files (tests/reader_datasets.py),
-so shards and epochs cross file boundaries."""
+so shards and epochs cross file boundaries. readers.nemo_asr has its own test below."""
 
 from __future__ import annotations
 
+import json
 import os
+import pathlib
 import warnings
 from collections import Counter
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -79,5 +82,54 @@ def test_partial_epochs_cover_every_sample_once(tmp_path_factory, reader, n, bs,
                     data = d["data"]
                     seen.update((data[:, 0].to(torch.int32) + 256 * data[:, 1].to(
                         torch.int32)).tolist())
+        assert sorted(seen) == list(range(n)), f"missing {set(range(n)) - set(seen)}"
+        assert max(seen.values()) == 1, f"repeated {[k for k, v in seen.items() if v > 1]}"
+
+
+def _manifest(root: pathlib.Path, n: int) -> str:
+    from stoker.kernels.cpu.audio.decode import pcm16_wav
+
+    folder = root / f"exactly_once_nemo_n{n}"
+    manifest = folder / "manifest.json"
+    if not manifest.exists():
+        folder.mkdir(parents=True)
+        lines = []
+        for i in range(n):
+            path = folder / f"{i:03d}.wav"
+            pcm16_wav(np.full(40 + i, i, np.int16), 8000).tofile(path)
+            lines.append(json.dumps({"audio_filepath": str(path), "duration": (40 + i) / 8000}))
+        manifest.write_text("\n".join(lines) + "\n")
+    return str(manifest)
+
+
+@settings(max_examples=15, deadline=None)
+@given(n=st.integers(2, 17), bs=st.integers(1, 5), shards=st.integers(1, 3),
+       pad=st.booleans(), stick=st.booleans(), shuffle=st.booleans())
+def test_nemo_asr_partial_epochs_cover_every_sample_once(tmp_path_factory, n, bs, shards, pad,
+                                                         stick, shuffle):
+    from stoker import types
+
+    shards = min(shards, n)
+    manifest = _manifest(tmp_path_factory.getbasetemp(), n)
+
+    def make(shard):
+        @pipeline_def(batch_size=bs, num_threads=2, device_id=None, seed=3)
+        def pipe():
+            audio, _, _ = fn.readers.nemo_asr(manifest_filepaths=[manifest], name="R",
+                                              shard_id=shard, num_shards=shards,
+                                              pad_last_batch=pad, stick_to_shard=stick,
+                                              random_shuffle=shuffle, seed=9,
+                                              dtype=types.INT16)
+            return fn.pad(audio, fill_value=-1)
+        return pipe()
+
+    iters = [DALIGenericIterator([make(s)], ["audio"], reader_name="R",
+                                 last_batch_policy=LastBatchPolicy.PARTIAL, auto_reset=True)
+             for s in range(shards)]
+    for _ in range(2):
+        seen: Counter = Counter()
+        for it in iters:
+            for batch in it:
+                seen.update(batch[0]["audio"][:, 0].tolist())
         assert sorted(seen) == list(range(n)), f"missing {set(range(n)) - set(seen)}"
         assert max(seen.values()) == 1, f"repeated {[k for k, v in seen.items() if v > 1]}"

@@ -55,6 +55,7 @@ BASES: dict[str, dict] = {
     # files, whose paths move with the code).
     "io.file.read": {"inputs": [([np.frombuffer(f"{{root}}/{f}".encode(), np.uint8)
                                   for f in ("a/0.jpg", "list.txt")], None)]},
+    "readers.nemo_asr": {"inputs": [], "base": {"manifest_filepaths": ["{root}/manifest.json"]}},
     "cat": {"layouts": ["AB", "AB"]},
     "expand_dims": {"layouts": ["XYZ"]},
     "one_hot": {"layouts": ["A"]},
@@ -93,6 +94,7 @@ OVERRIDES: dict[tuple[str, str], dict] = {
     ("one_hot", "axis_name"): {"value": "B"},
     ("random.coin_flip", "dtype"): {"value": {"enum": "DALIDataType", "v": 6}},
     ("readers.file", "dir_filters"): {"value": ["a"]},
+    ("readers.nemo_asr", "manifest_filepaths"): {"value": ["{root}/manifest.json"]},
     ("readers.file", "file_list"): {"value": "{root}/list.txt", "drop": ["file_root"]},
     ("readers.file", "file_root"): {"value": "{root}"},
     ("readers.file", "files"): {"value": _FILES, "drop": ["file_root"]},
