@@ -21,6 +21,9 @@ FAMILIES += ("decoders",)
 # Reading files named by data (fn.io.file.read).
 FAMILIES += ("io_file",)
 
+# Video readers and decoders (PyAV), experimental.inputs.video, sequence operators.
+FAMILIES += ("video",)
+
 # Hidden operators that graph/fuse.py substitutes for decode -> resize -> normalize chains.
 FAMILIES += ("resize_fused",)
 

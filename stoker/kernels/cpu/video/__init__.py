@@ -1,0 +1,1 @@
+"""CPU video kernels: PyAV decoding of chosen frames."""
