@@ -99,6 +99,9 @@ class OpSchema:
     # DALI's deprecated argument names: old name -> current name, or -> None where DALI
     # accepts and ignores it. Old pipelines keep working.
     renamed: dict[str, str | None] = field(default_factory=dict)
+    # A source that runs on the GPU as a CPU source plus GPU operators (the video readers:
+    # windows chosen on the CPU, decoded by NVDEC): (kwargs, device, name) -> outputs.
+    gpu_split: Callable[..., Any] | None = None
 
     def __post_init__(self) -> None:
         names = [a.name for a in self.args]

@@ -1,4 +1,11 @@
-"""Video operators: the video readers, decoders.video, experimental.inputs.video, and the
-sequence operators (sequence_rearrange, per_frame, element_extract)."""
+"""Video operators: the video readers (CPU, and GPU through NVDEC), decoders.video,
+experimental.inputs.video, and the sequence operators (sequence_rearrange, per_frame,
+element_extract)."""
 
-from stoker.operators.video import readers  # noqa: F401  (registers the schemas)
+from stoker.operators.video import (  # noqa: F401  (each registers its schemas)
+    decoders,
+    gpu_readers,
+    inputs,
+    readers,
+    sequence,
+)

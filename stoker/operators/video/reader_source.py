@@ -12,6 +12,7 @@ sample is skipped and reported.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
@@ -23,6 +24,10 @@ from stoker.readers.order import ReadOrder
 from stoker.readers.sharding import check_shards
 from stoker.readers.video_dataset import VideoDataset, entries_from_args
 from stoker.readers.video_index import VideoError
+
+# The contract battery's examples read the repository's test data.
+EXAMPLE_VIDEO = os.path.join(os.path.dirname(os.path.abspath(__file__)), *[os.pardir] * 3,
+                             "tests", "data", "video", "vp9_cfr.webm")
 
 
 class VideoReader(FileReader):
@@ -78,7 +83,11 @@ class VideoReader(FileReader):
     def decode(self, data: VideoDataset, windows: list, bctx: Any) -> Any:
         """The batch's clips: one dense array when every file has one size."""
         from stoker.executor.context import FAILED
-        from stoker.kernels.cpu.video.decode import drop_thread_decoder, thread_decoder
+        from stoker.kernels.cpu.video.decode import (
+            decode_into,
+            drop_thread_decoder,
+            thread_decoder,
+        )
 
         n = len(windows)
         length = self.args["sequence_length"]
@@ -154,18 +163,6 @@ class VideoReader(FileReader):
         if a.get("enable_timestamps"):
             outs.append(np.stack([data.indexes[e].timestamps(f) for e, f in windows]))
         return outs
-
-
-def decode_into(decoder: Any, frames: np.ndarray, fill: np.ndarray | None, ycbcr: bool,
-                out: np.ndarray) -> None:
-    from stoker.kernels.cpu.video.decode import STATS
-
-    pad = frames < 0
-    if pad.any():
-        out[pad] = 0 if fill is None else fill
-    before, seeks = decoder.decoded, decoder.seeks
-    decoder.read(frames, out, "yuv444p" if ycbcr else "rgb24")
-    STATS.add(decoder.decoded - before, int((~pad).sum()), decoder.seeks - seeks)
 
 
 def plan_runs(windows: list, threads: int) -> list[list[int]]:

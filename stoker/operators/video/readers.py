@@ -14,7 +14,6 @@ the CPU reader after the usual one warning.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import numpy as np
@@ -24,12 +23,11 @@ from stoker.errors import ArgumentError
 from stoker.operators.registry import register
 from stoker.operators.resize import RESAMPLING_ARGS, SIZE_ARGS
 from stoker.operators.schema import REQUIRED, Arg, Example, OpSchema
-from stoker.operators.video.reader_source import VideoReader, frame_num_mode
+from stoker.operators.video.gpu_readers import gpu_split, windows_schema
+from stoker.operators.video.reader_source import EXAMPLE_VIDEO, VideoReader, frame_num_mode
 from stoker.readers.video_windows import PAD_MODES
 
-# The contract battery's sample (the repository's test data).
-_SAMPLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), *[os.pardir] * 3,
-                       "tests", "data", "video", "vp9_cfr.webm")
+_SAMPLE = EXAMPLE_VIDEO
 
 SOURCE_ARGS = (
     Arg("filenames", "strs", [], "Video files, in reading order."),
@@ -190,14 +188,15 @@ class ResizingVideoReader(LegacyVideoReader):
         from stoker.operators.resize import resize_kernel
 
         args = {**self.args, "_in_layouts": ("FHWC",), "dtype": None}
-        resized = resize_kernel([clips], args, None)
-        return super().finish(resized)
+        if clips.ndim == 5:  # a dense batch of clips
+            return np.stack([self.finish(c) for c in clips])
+        return super().finish(resize_kernel([clips], args, None))
 
 
 _EXAMPLE = Example(args={"filenames": [_SAMPLE], "sequence_length": 3, "step": 20})
 
-register(OpSchema(
-    name="experimental.readers.video",
+windows_schema(register(OpSchema(
+    name="experimental.readers.video", gpu_split=gpu_split("experimental.readers.video"),
     doc="Reads sequences of frames from video files (any codec PyAV's FFmpeg decodes) and "
         "decodes them: uint8 FHWC clips, then [labels] [frame_num] [timestamps].",
     args=(*SOURCE_ARGS, *NEW_ARGS, *LOADER_ARGS),
@@ -206,29 +205,34 @@ register(OpSchema(
     examples=(_EXAMPLE,
               Example(args={"filenames": [_SAMPLE], "file_root": "x", "sequence_length": 2},
                       raises=ArgumentError, match="exactly one of")),
-))
+)))
 
-register(OpSchema(
-    name="readers.video",
+windows_schema(register(OpSchema(
+    name="readers.video", gpu_split=gpu_split("readers.video"),
     doc="DALI's legacy video reader (GPU-only in DALI; here also on the CPU): sequences "
         "of frames from video files, uint8 or float FHWC, then [labels] [frame_num] "
         "[timestamps].",
     args=(*SOURCE_ARGS, *LEGACY_ARGS, *LOADER_ARGS),
-    num_outputs=_num_outputs, devices=("gpu", "cpu"), stage="source",
+    num_outputs=_num_outputs, devices=("cpu", "gpu"), stage="source",
     instance=LegacyVideoReader, layout=_layouts, dtype=_dtypes,
     check=_check_legacy("readers.video"),
     examples=(Example(args={"filenames": [_SAMPLE], "sequence_length": 3, "step": 20,
-                            "dtype": types.FLOAT, "normalized": True}),),
-))
+                            "dtype": types.FLOAT, "normalized": True}),
+              Example(args={"filenames": [_SAMPLE], "sequence_length": 3,
+                            "dtype": types.INT32}, raises=ArgumentError,
+                      match="must be UINT8 or FLOAT")),
+)))
 
-register(OpSchema(
-    name="readers.video_resize",
+windows_schema(register(OpSchema(
+    name="readers.video_resize", gpu_split=gpu_split("readers.video_resize"),
     doc="readers.video followed by fn.resize of every frame (resize's arguments).",
     args=(*SOURCE_ARGS, *LEGACY_ARGS, *LOADER_ARGS,
           *[a for a in (*RESAMPLING_ARGS, *SIZE_ARGS) if a.name not in ("dtype",)]),
-    num_outputs=_num_outputs, devices=("gpu", "cpu"), stage="source",
+    num_outputs=_num_outputs, devices=("cpu", "gpu"), stage="source",
     instance=ResizingVideoReader, layout=_layouts, dtype=_dtypes,
     check=_check_legacy("readers.video_resize"),
     examples=(Example(args={"filenames": [_SAMPLE], "sequence_length": 2, "step": 20,
-                            "resize_x": 32, "resize_y": 24}),),
-))
+                            "resize_x": 32, "resize_y": 24}),
+              Example(args={"filenames": [_SAMPLE], "sequence_length": 2, "resize_z": 3},
+                      raises=ArgumentError, match="give exactly one of")),
+)))

@@ -76,13 +76,16 @@ def _conversion(av: Any) -> dict:
 class Decoder:
     """One open video; ``read(frames, out)`` fills ``out[i]`` with frame ``frames[i]``."""
 
-    def __init__(self, source: Any, index: VideoIndex, threads: int = 1):
+    def __init__(self, source: Any, index: VideoIndex, threads: int = 1,
+                 hwaccel: bool = False):
         self.av = import_av()
+        # NVDEC (kernels/gpu/video/nvdec.py): frames stay in GPU memory.
+        self.hwaccel = hwaccel
         self.index = index
         self.path = index.path
         self.source = source
         self.restarted = False
-        self.container = open_container(self.av, source, self.path)
+        self.container = self._open()
         try:
             from stoker.readers.video_index import video_stream
 
@@ -100,6 +103,17 @@ class Decoder:
         self._frames = self._decode()
         self.decoded = 0
         self.seeks = 0
+
+    def _open(self) -> Any:
+        if not self.hwaccel:
+            return open_container(self.av, self.source, self.path)
+        from av.codec.hwaccel import HWAccel
+
+        accel = HWAccel(device_type="cuda", allow_software_fallback=False, is_hw_owned=True)
+        try:
+            return self.av.open(self.source, "r", hwaccel=accel)
+        except Exception as e:
+            raise VideoError(f"cannot open video {self.path!r} for NVDEC: {e}") from None
 
     def close(self) -> None:
         self._frames = None
@@ -136,7 +150,9 @@ class Decoder:
         """Decoding from the file's first frame: a fresh demuxer (seeking to 0 is not
         reliable in every container, and raw streams cannot seek at all)."""
         self.container.close()
-        self.container = open_container(self.av, self.source, self.path)
+        if hasattr(self.source, "seek"):
+            self.source.seek(0)
+        self.container = self._open()
         from stoker.readers.video_index import video_stream
 
         stream = video_stream(self.container, self.path)
@@ -150,6 +166,16 @@ class Decoder:
     def read(self, frames: np.ndarray, out: np.ndarray, fmt: str = "rgb24") -> None:
         """Decodes ``frames`` (frame numbers, -1 to leave a row alone) into ``out``
         (F, H, W, 3) uint8."""
+        self._walk(frames, lambda frame, rows: self._store(frame, rows, out, fmt))
+
+    def frames_of(self, frames: np.ndarray) -> list[tuple[int, Any]]:
+        """(row, decoded frame) for each row of ``frames`` that is not -1 (for NV12
+        consumers: the frames are not converted)."""
+        got: list[tuple[int, Any]] = []
+        self._walk(frames, lambda frame, rows: got.extend((r, frame) for r in rows))
+        return got
+
+    def _walk(self, frames: np.ndarray, sink: Any) -> None:
         frames = np.asarray(frames, np.int64)
         wanted = np.unique(frames[frames >= 0])
         if len(wanted) and wanted[-1] >= self.index.n_frames:
@@ -163,7 +189,7 @@ class Decoder:
             if k not in rows:
                 continue  # stored on the way to an earlier frame
             self._goto(k)
-            self._advance_to(k, rows, out, fmt)
+            self._advance_to(k, rows, sink)
             if k in rows:
                 raise VideoError(f"video {self.path!r}: the decoder gave no frame {k} "
                                  "(damaged stream?)")
@@ -175,7 +201,7 @@ class Decoder:
             return
         self._seek(key)
 
-    def _advance_to(self, k: int, rows: dict, out: np.ndarray, fmt: str) -> None:
+    def _advance_to(self, k: int, rows: dict, sink: Any) -> None:
         self.restarted = False
         for _ in range(MAX_BACKOFFS):
             for idx, frame in self._frames:
@@ -185,7 +211,7 @@ class Decoder:
                     break  # the seek landed past the frame: back off below
                 self.next = idx + 1
                 if idx in rows:
-                    self._store(frame, rows.pop(idx), out, fmt)
+                    sink(frame, rows.pop(idx))
                 if idx >= k:
                     return
             else:
@@ -218,20 +244,17 @@ class Decoder:
             out[row] = pixels
 
 
-def decode_window(decoder: Decoder, frames: np.ndarray, fill: np.ndarray | None,
-                  ycbcr: bool = False) -> np.ndarray:
-    """An (F, H, W, 3) uint8 sequence of ``frames``; rows of -1 take ``fill`` (per
-    channel)."""
-    index = decoder.index
+def decode_into(decoder: Decoder, frames: np.ndarray, fill: np.ndarray | None, ycbcr: bool,
+                out: np.ndarray) -> None:
+    """Fills ``out`` (F, H, W, 3) with ``frames``; rows of -1 take ``fill`` (per channel,
+    default 0). Counts the work in ``STATS``."""
     frames = np.asarray(frames, np.int64)
-    out = np.empty((len(frames), index.height, index.width, 3), np.uint8)
     pad = frames < 0
     if pad.any():
         out[pad] = 0 if fill is None else fill
     before, seeks = decoder.decoded, decoder.seeks
     decoder.read(frames, out, "yuv444p" if ycbcr else "rgb24")
     STATS.add(decoder.decoded - before, int((~pad).sum()), decoder.seeks - seeks)
-    return out
 
 
 # -- decoders kept open per thread --------------------------------------------------------------
