@@ -122,16 +122,27 @@ def entry_range(entry: Entry, index: VideoIndex) -> tuple[int, int]:
             return resolve_range(Entry(entry.path, entry.label, start, 0), n)
         end = math.ceil(raw[1]) if end_up else math.floor(raw[1])
         return resolve_range(Entry(entry.path, entry.label, start, end), n)
-    # Seconds: as DALI 2.4 measurably does, the time becomes a timestamp (floor), and the
-    # frame is the first one shown at or after it, for the start and the (exclusive) end.
+    # Seconds: as DALI 2.4 measurably does, a time becomes a timestamp (floor); a start
+    # rounded up is the first frame shown at or after it, rounded down the last one at or
+    # before it; an end rounded up stops before the first frame at or after it, rounded
+    # down after the last one at or before it.
     pts = index.pts
     tb = float(index.time_base)
 
-    def first_at(t: float) -> int:
-        return int(np.searchsorted(pts, pts[0] + math.floor(t / tb + 1e-9), side="left"))
+    def at(t: float) -> int:
+        return int(pts[0] + math.floor(t / tb + 1e-9))
 
-    start = first_at(raw[0])
-    end = first_at(raw[1]) if len(raw) > 1 else n
+    def first_at_or_after(t: float) -> int:
+        return int(np.searchsorted(pts, at(t), side="left"))
+
+    def last_at_or_before(t: float) -> int:
+        return max(0, int(np.searchsorted(pts, at(t), side="right")) - 1)
+
+    start = first_at_or_after(raw[0]) if start_up else last_at_or_before(raw[0])
+    if len(raw) < 2:
+        end = n
+    else:
+        end = first_at_or_after(raw[1]) if end_up else last_at_or_before(raw[1]) + 1
     return start, min(end, n)
 
 
