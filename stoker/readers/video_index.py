@@ -235,6 +235,15 @@ def _disk_path(key: tuple) -> str | None:
     return os.path.join(folder, digest[:2], digest + ".npz")
 
 
+def cached_on_disk(path: str) -> bool:
+    """Whether ``path`` (as it is now: size and mtime) has an index in the disk cache."""
+    try:
+        disk = _disk_path(_key(path))
+    except VideoError:
+        return False
+    return disk is not None and os.path.exists(disk)
+
+
 def index_file(path: str) -> VideoIndex:
     """The index of ``path``, from the memory cache, the disk cache, or a scan."""
     key = _key(path)
