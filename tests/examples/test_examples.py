@@ -157,3 +157,16 @@ def test_dataloader_proxy_recipe_runs_as_written_for_dali():
     assert all(0 <= v < 4 for batch in labels for v in batch)
     assert "32 images of 40 in 2 batches" in out
     assert done.stderr.count("GpuFallbackWarning") == 1
+
+
+def test_video_loader_reads_every_window_once_with_the_right_frames():
+    pytest.importorskip("av")
+    # 4 generated videos of 60 frames: readers.video's windows of 8 frames 3 apart start
+    # every 24 frames (0 and 24), 8 clips in batches of 3: 3, 3, 2 (PARTIAL).
+    out = run_example(str(EXAMPLES / "video_loader.py"), "--videos", "4", "--frames", "60",
+                      "--sequence-length", "8", "--stride", "3", "--batch-size", "3",
+                      "--num-threads", "2", "--device", "cpu", "--check")
+    assert shapes(out, "video shape:") == [(3, 8, 120, 160, 3)] * 2 + [(2, 8, 120, 160, 3)]
+    assert shapes(out, "label shape:") == [(3,), (3,), (2,)]
+    assert "epoch: 8 clips (len 3)" in out
+    assert "every clip holds the frames it should" in out
