@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from stoker.kernels.cpu.video.nal import is_non_reference, packet_layout
 from stoker.readers.video_index import VideoError, VideoIndex, import_av, open_container
 
 # Go forward instead of seeking when the next wanted frame is at most this many frames
@@ -98,6 +99,12 @@ class Decoder:
             self.container.close()
             raise
         self.convert = _conversion(self.av)
+        # H.264 packets of frames nobody refers to and this read does not want are not
+        # decoded (nal.py); None: every packet is.
+        self.layout = packet_layout(self.stream) if index.has_pts and not hwaccel else None
+        self.skip_below = -1  # frames before this one that are not in `wanted` may be left
+        self.wanted: set[int] = set()
+        self.skipped = 0
         self.next = 0  # the frame the decoder outputs next (None: unknown)
         self.floor = 0  # frames before this (since the last seek) may be broken
         self._frames = self._decode()
@@ -121,16 +128,24 @@ class Decoder:
 
     # -- decoding --------------------------------------------------------------------------
     def _decode(self) -> Any:
+        """(frame number, frame) in display order from the current position."""
         counted = 0
-        for frame in self.container.decode(self.stream):
-            self.decoded += 1
-            if not self.index.has_pts:
-                k = counted
-                counted += 1
-            else:
-                ts = frame.pts if frame.pts is not None else frame.dts
-                k = self.index.frame_of_pts(int(ts)) if ts is not None else -1
-            yield k, frame
+        for packet in self.container.demux(self.stream):
+            if self.layout is not None and packet.pts is not None and packet.size:
+                k = self.index.frame_of_pts(int(packet.pts))
+                if k < self.skip_below and k not in self.wanted and \
+                        is_non_reference(bytes(packet), self.layout):
+                    self.skipped += 1
+                    continue
+            for frame in packet.decode():  # (the last, empty packet flushes the decoder)
+                self.decoded += 1
+                if not self.index.has_pts:
+                    k = counted
+                    counted += 1
+                else:
+                    ts = frame.pts if frame.pts is not None else frame.dts
+                    k = self.index.frame_of_pts(int(ts)) if ts is not None else -1
+                yield k, frame
 
     def _seek(self, key: int) -> None:
         self.seeks += 1
@@ -176,6 +191,19 @@ class Decoder:
         return got
 
     def _walk(self, frames: np.ndarray, sink: Any) -> None:
+        try:
+            self._walk_once(frames, sink)
+        except VideoError:
+            if self.layout is None or not self.skipped:
+                raise
+            # A stream the reference flags misdescribe: again, giving the decoder every
+            # packet from here on.
+            self.layout, self.next = None, None
+            self._walk_once(frames, sink)
+        finally:
+            self.wanted, self.skip_below = set(), -1
+
+    def _walk_once(self, frames: np.ndarray, sink: Any) -> None:
         frames = np.asarray(frames, np.int64)
         wanted = np.unique(frames[frames >= 0])
         if len(wanted) and wanted[-1] >= self.index.n_frames:
@@ -185,6 +213,10 @@ class Decoder:
         for row, k in enumerate(frames.tolist()):
             if k >= 0:
                 rows.setdefault(k, []).append(row)
+        # Unwanted non-reference frames are left out only below the last wanted frame: the
+        # next read of this file may want the ones after it without seeking.
+        self.wanted = set(rows)
+        self.skip_below = int(wanted[-1]) if len(wanted) else -1
         for k in wanted.tolist():
             if k not in rows:
                 continue  # stored on the way to an earlier frame
