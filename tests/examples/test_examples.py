@@ -192,3 +192,16 @@ def test_asr_features_runs_dalis_jasper_pipeline():
         shortest, longest = (int(v) for v in re.findall(r"frames (\d+)\.\.(\d+)", line)[0])
         assert 2 * 100 * 0.85 <= shortest <= longest <= widths[0]
     assert "2 batches" in out
+
+
+def test_video_loader_reads_every_window_once_with_the_right_frames():
+    pytest.importorskip("av")
+    # 4 generated videos of 60 frames: readers.video's windows of 8 frames 3 apart start
+    # every 24 frames (0 and 24), 8 clips in batches of 3: 3, 3, 2 (PARTIAL).
+    out = run_example(str(EXAMPLES / "video_loader.py"), "--videos", "4", "--frames", "60",
+                      "--sequence-length", "8", "--stride", "3", "--batch-size", "3",
+                      "--num-threads", "2", "--device", "cpu", "--check")
+    assert shapes(out, "video shape:") == [(3, 8, 120, 160, 3)] * 2 + [(2, 8, 120, 160, 3)]
+    assert shapes(out, "label shape:") == [(3,), (3,), (2,)]
+    assert "epoch: 8 clips (len 3)" in out
+    assert "every clip holds the frames it should" in out

@@ -133,3 +133,51 @@ def test_nemo_asr_partial_epochs_cover_every_sample_once(tmp_path_factory, n, bs
                 seen.update(batch[0]["audio"][:, 0].tolist())
         assert sorted(seen) == list(range(n)), f"missing {set(range(n)) - set(seen)}"
         assert max(seen.values()) == 1, f"repeated {[k for k, v in seen.items() if v > 1]}"
+
+
+VIDEOS = pathlib.Path(__file__).parents[1] / "data" / "video"
+# 48, 30 and 30 frames of 64 x 48 (B-frames, a variable frame rate, all key frames):
+# windows of 2 frames every `step` frames, a few dozen per epoch.
+CLIPS = {"h264_bframes.mp4": 48, "vp9_vfr.webm": 30, "mjpeg.avi": 30}
+
+
+@settings(max_examples=15, deadline=None)
+@given(step=st.integers(4, 17), bs=st.integers(1, 6), shards=st.integers(1, 3),
+       pad=st.booleans(), stick=st.booleans(), shuffle=st.booleans(),
+       reader=st.sampled_from(["experimental.readers.video", "readers.video"]))
+def test_partial_epochs_cover_every_video_window_once(step, bs, shards, pad, stick, shuffle,
+                                                      reader):
+    """The video readers share readers.file's order: every window (file label, first
+    frame) exactly once per epoch across shards, the clips decoded from the right frames."""
+    pytest.importorskip("av")
+    from stoker.readers.video_synth import frame_index
+
+    files = [str(VIDEOS / c) for c in CLIPS]
+    read = fn.experimental.readers.video if reader.startswith("exp") else fn.readers.video
+    frame_num = "scalar" if reader.startswith("exp") else True
+
+    def make(shard):
+        @pipeline_def(batch_size=bs, num_threads=2, device_id=None, seed=3)
+        def pipe():
+            video, label, first = read(
+                filenames=files, labels=[0, 1, 2], sequence_length=2, step=step, name="R",
+                enable_frame_num=frame_num, shard_id=shard, num_shards=shards,
+                pad_last_batch=pad, stick_to_shard=stick, random_shuffle=shuffle, seed=9)
+            return video, label, first
+        return pipe()
+
+    expected = {(label, start) for label, n in enumerate(CLIPS.values())
+                for start in range(0, n - 1, step)}
+    it = DALIGenericIterator([make(s) for s in range(shards)], ["video", "label", "first"],
+                             reader_name="R", last_batch_policy=LastBatchPolicy.PARTIAL,
+                             auto_reset=True)
+    for _ in range(2):
+        seen: Counter = Counter()
+        for batch in it:
+            for d in batch:
+                for video, label, first in zip(d["video"].numpy(), d["label"].numpy(),
+                                               d["first"].numpy(), strict=True):
+                    assert frame_index(video[0]) == int(first[0])
+                    seen[(int(label[0]), int(first[0]))] += 1
+        assert set(seen) == expected, f"missing {expected - set(seen)}"
+        assert max(seen.values()) == 1, f"repeated {[k for k, v in seen.items() if v > 1]}"
