@@ -158,8 +158,7 @@ SCHEMA = OpSchema(
         Arg("sequence_length", "int", None, "Frames to decode.", per_sample=True),
         Arg("end_frame", "int", None, "Frame to stop before.", per_sample=True),
         Arg("pad_mode", "str", "constant", "Frames past the end: 'constant', 'edge', "
-            "'reflect_1001', 'reflect_101' or 'none' (an error).", per_sample=True,
-            choices=tuple(PAD_MODES)),
+            "'reflect_1001', 'reflect_101' or 'none' (an error).", choices=tuple(PAD_MODES)),
         Arg("fill_value", "ints", [0], "Colour of constant padding (0-255)."),
     ),
     devices=("cpu", "mixed"),
