@@ -133,8 +133,8 @@ KNOWN_GAPS = [
     ("random.uniform", ("values",), ("node",),
      "per-sample 'values' fail in stoker's kernel at run (cannot reshape)"),
     ("decoders.video", ("pad_mode",), ("node",),
-     "a DataNode for the string pad_mode: DALI refuses it at build (RuntimeError, a type "
-     "mismatch), stoker at the call (TypeError: it takes a constant)"),
+     "an int32 DataNode for the string pad_mode: DALI refuses it at build (a type "
+     "mismatch), stoker at run (pad_mode per sample is the string's uint8 bytes)"),
     ("element_extract", ("element_map",), ("none",),
      "the required element_map given as None: DALI raises ValueError, stoker TypeError "
      "(missing required argument), both at the call"),

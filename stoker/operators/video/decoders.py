@@ -38,9 +38,24 @@ def _int(value: Any) -> int:
     return int(np.asarray(value).reshape(-1)[0])
 
 
+def _pad_mode(value: Any) -> str:
+    """pad_mode, a string, or per sample the string's bytes (uint8) as DALI passes it."""
+    if value is None:
+        return "constant"
+    if isinstance(value, np.ndarray):
+        if value.dtype != np.uint8:
+            raise ValueError(f"argument 'pad_mode' takes a string (per sample: its bytes as "
+                             f"uint8), not {value.dtype} data")
+        value = value.tobytes().decode(errors="replace")
+    if str(value) not in PAD_MODES:
+        raise ValueError(f"argument 'pad_mode' must be one of {', '.join(PAD_MODES)}, "
+                         f"got {value!r}")
+    return PAD_MODES[str(value)]
+
+
 def select_frames(n: int, args: dict) -> np.ndarray:
     """The frame numbers a sample's arguments select from a video of ``n`` frames."""
-    mode = PAD_MODES[str(args.get("pad_mode") or "constant")]
+    mode = _pad_mode(args.get("pad_mode"))
     if _given(args, "frames"):
         frames = np.asarray(args["frames"], np.int64).reshape(-1)
         if (frames < 0).any():
@@ -158,7 +173,8 @@ SCHEMA = OpSchema(
         Arg("sequence_length", "int", None, "Frames to decode.", per_sample=True),
         Arg("end_frame", "int", None, "Frame to stop before.", per_sample=True),
         Arg("pad_mode", "str", "constant", "Frames past the end: 'constant', 'edge', "
-            "'reflect_1001', 'reflect_101' or 'none' (an error).", choices=tuple(PAD_MODES)),
+            "'reflect_1001', 'reflect_101' or 'none' (an error).", per_sample=True,
+            choices=tuple(PAD_MODES)),
         Arg("fill_value", "ints", [0], "Colour of constant padding (0-255)."),
     ),
     devices=("cpu", "mixed"),
