@@ -36,24 +36,24 @@ def _source(batch: int):
     return lambda i: [JPEGS[(i * batch + k) % len(JPEGS)] for k in range(batch)]
 
 
-def train_pipe(batch: int):
+def train_pipe(batch: int, device: str = "mixed"):
     @pipeline_def(batch_size=batch, num_threads=2, device_id=0, seed=5,
                   exec_pipelined=False)
     def pipe():
         jpegs = fn.external_source(source=_source(batch))
-        images = fn.decoders.image_random_crop(jpegs, device="mixed", output_type=types.RGB)
+        images = fn.decoders.image_random_crop(jpegs, device=device, output_type=types.RGB)
         images = fn.resize(images, resize_x=24, resize_y=24)
         return fn.crop_mirror_normalize(images, dtype=types.FLOAT, output_layout="CHW",
                                         mean=MEAN, std=STD, mirror=fn.random.coin_flip())
     return pipe()
 
 
-def val_pipe(batch: int):
+def val_pipe(batch: int, device: str = "mixed"):
     @pipeline_def(batch_size=batch, num_threads=2, device_id=0, seed=5,
                   exec_pipelined=False)
     def pipe():
         jpegs = fn.external_source(source=_source(batch))
-        images = fn.decoders.image(jpegs, device="mixed", output_type=types.RGB)
+        images = fn.decoders.image(jpegs, device=device, output_type=types.RGB)
         images = fn.resize(images, resize_shorter=32)
         return fn.crop_mirror_normalize(images, dtype=types.FLOAT, output_layout="CHW",
                                         crop=(24, 24), mean=MEAN, std=STD)
@@ -132,3 +132,45 @@ def test_probe_sees_a_per_sample_stage_and_a_host_wait(monkeypatch):
         found.append(probe.batches[0])
     assert found[1].ops["add"] - found[0].ops["add"] == 3
     assert "aten._local_scalar_dense" in found[0].syncs
+
+
+@pytest.mark.parametrize("name", PIPES)
+def test_batched_gpu_part_matches_the_per_sample_gpu_operators(name, monkeypatch):
+    """The batched stage against the operators sample by sample (each checked against
+    the CPU operator in test_gpu_ops*.py) on the same batches: the same random windows
+    and mirrors; uint8 resize within 1 level, so normalized values within 1/std. (The CPU
+    pipeline itself is no reference here: its compiler fuses the decoder and resize.)"""
+    from stoker.kernels.gpu.image import geometry, resize
+
+    def outputs():
+        p = PIPES[name](16)
+        got = [p.run()[0].as_cpu().as_array() for _ in range(2)]
+        p.close()
+        return np.stack(got)
+
+    batched = outputs()
+    monkeypatch.setattr(resize, "resample_batch", lambda *a: None)
+    monkeypatch.setattr(geometry, "_cmn_batched", lambda *a: None)
+    per_sample = outputs()
+    assert batched.shape == per_sample.shape == (2, 16, 3, 24, 24)
+    np.testing.assert_allclose(batched, per_sample, atol=1.01 / min(STD), rtol=0)
+    assert np.mean(batched != per_sample) < 0.02
+
+
+def test_ragged_uploads_and_padded_results_are_one_tensor_each():
+    """A ragged upload is one tensor (one copy); a resize to per-sample sizes gives a
+    Ragged over its padded result whose samples are the CPU operator's."""
+    from gpu_ops_helpers import both
+
+    from stoker.kernels.gpu.common import Ragged, upload_batch
+
+    samples = [np.arange(h * 5 * 3, dtype=np.uint8).reshape(h, 5, 3) for h in (2, 4, 3)]
+    up = upload_batch(samples, torch.device("cpu"))
+    assert isinstance(up, Ragged) and up.base.numel() == sum(s.size for s in samples)
+    for a, b in zip(samples, up, strict=True):
+        assert np.array_equal(a, b.numpy())
+    images = [np.random.default_rng(k).integers(0, 256, (20 + 3 * k, 30 - 2 * k, 3),
+                                                 dtype=np.uint8) for k in range(4)]
+    b = both(lambda x: fn.resize(x, resize_shorter=11.0), images, layouts=["HWC"])
+    assert b.max_diff() <= 1
+    assert isinstance(b.raw[0], Ragged)
