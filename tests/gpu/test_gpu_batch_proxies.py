@@ -174,3 +174,32 @@ def test_ragged_uploads_and_padded_results_are_one_tensor_each():
     b = both(lambda x: fn.resize(x, resize_shorter=11.0), images, layouts=["HWC"])
     assert b.max_diff() <= 1
     assert isinstance(b.raw[0], Ragged)
+
+
+def test_gpu_operators_see_the_pipelines_stream(monkeypatch):
+    """GpuContext.stream is the runner's stream (None on CPU tensors; a CUDA stream that
+    the runner makes current on a GPU, checked by test_gpu_pipeline_cuda.py)."""
+    import dataclasses
+
+    from stoker.operators.machinery.registry import REGISTRY
+
+    seen = []
+    real = REGISTRY["flip"].gpu_kernel
+
+    def spy(ins, args, ctx):
+        seen.append(ctx.stream)
+        return real(ins, args, ctx)
+
+    monkeypatch.setitem(REGISTRY, "flip", dataclasses.replace(REGISTRY["flip"],
+                                                              gpu_kernel=spy))
+
+    @pipeline_def(batch_size=2, num_threads=1, device_id=0, seed=1)
+    def pipe():
+        x = fn.external_source(source=lambda: [np.zeros((4, 4, 3), np.uint8)] * 2,
+                               layout="HWC")
+        return fn.flip(x.gpu())
+
+    p = pipe()
+    p.run()
+    p.close()
+    assert seen and all(s is None for s in seen)  # (prefetching may run a second batch)
