@@ -80,7 +80,7 @@ def resize_batch(x: Any, args: dict, ctx: Any, geometry: Any) -> Any:
     if len({p[1] for p in plans}) != 1:
         return None
     out_np = plans[0][1]
-    out = _resample(src, [p[0] for p in plans], out_np, ctx.device)
+    out, _ = _resample(src, [p[0] for p in plans], out_np, ctx.device)
     return _as_layout(out, [p[0].shape for p in plans], layout)
 
 
@@ -108,9 +108,10 @@ def _tap_tables(taps: list[K.AxisTaps], rows: int, support: int
     return idx, wts
 
 
-def _resample(src: B.Source, taps: list[K.Taps], out_np: np.dtype, device: Any
-              ) -> torch.Tensor:
-    """(N, OH, OW, C) of ``out_np``, OH and OW the batch's largest output."""
+def _resample(src: B.Source, taps: list[K.Taps], out_np: np.dtype, device: Any,
+              extra: tuple = ()) -> tuple[torch.Tensor, list[torch.Tensor]]:
+    """(N, OH, OW, C) of ``out_np``, OH and OW the batch's largest output, and the
+    ``extra`` tables (``upload_tables``' pairs) on the device, sent in the same copy."""
     n = len(taps)
     out_t = G.torch_dtype(out_np)
     ty, tx = [t.y for t in taps], [t.x for t in taps]
@@ -119,10 +120,11 @@ def _resample(src: B.Source, taps: list[K.Taps], out_np: np.dtype, device: Any
     if all(t.nearest for t in taps):  # a gather: exact
         row_off, col_off, chan_off = B.grid_tables(src, _pad_rows(ty, oh, True),
                                                    _pad_rows(tx, ow, True))
-        r, c, ch = B.upload_tables(device, (row_off, torch.int64), (col_off, torch.int64),
-                                   (chan_off, torch.int64))
+        r, c, ch, *more = B.upload_tables(device, (row_off, torch.int64),
+                                          (col_off, torch.int64), (chan_off, torch.int64),
+                                          *extra)
         picked = B.gather_grid(src.base, r, c, ch)
-        return picked if picked.dtype == out_t else picked.to(out_t)
+        return (picked if picked.dtype == out_t else picked.to(out_t)), more
     ry = max(t.extent for t in ty)
     rx = max(t.extent for t in tx)
     iy, wy = _tap_tables(ty, oh, max(t.idx.shape[1] for t in ty))
@@ -130,9 +132,9 @@ def _resample(src: B.Source, taps: list[K.Taps], out_np: np.dtype, device: Any
     row_off, col_off, chan_off = B.grid_tables(src, _pad_rows(ty, ry, False),
                                                _pad_rows(tx, rx, False))
     work = torch.float32 if _full_float32(device) else torch.float64
-    r, c, ch, iy_t, wy_t, ix_t, wx_t = B.upload_tables(
+    r, c, ch, iy_t, wy_t, ix_t, wx_t, *more = B.upload_tables(
         device, (row_off, torch.int64), (col_off, torch.int64), (chan_off, torch.int64),
-        (iy, torch.int64), (wy, work), (ix, torch.int64), (wx, work))
+        (iy, torch.int64), (wy, work), (ix, torch.int64), (wx, work), *extra)
     region = B.gather_grid(src.base, r, c, ch).to(work)  # (N, ry, rx, C)
     k = region.shape[3]
     # Filter matrices: clamped edge taps that hit one pixel twice add up.
@@ -145,8 +147,8 @@ def _resample(src: B.Source, taps: list[K.Taps], out_np: np.dtype, device: Any
     if out_np.kind in "iu":  # _rows_int: floor(x + 0.5), saturated
         info = np.iinfo(out_np)
         return G.saturate(torch.floor((acc + 0.5).clamp(float(info.min), float(info.max))),
-                          out_t)
-    return acc.to(out_t)
+                          out_t), more
+    return acc.to(out_t), more
 
 
 def _as_layout(out: torch.Tensor, shapes: list[tuple[int, int]], layout: str) -> Any:
