@@ -243,8 +243,8 @@ def flip(ins: list, args: dict, ctx: Any) -> Any:
     n = len(x)
     if n == 0:
         return x
-    first = x[0]
-    layout = args["_in_layouts"][0] or DEFAULT_LAYOUT.get(first.ndim, "")
+    _, ndim, _ = _batch_facts(x)
+    layout = args["_in_layouts"][0] or DEFAULT_LAYOUT.get(ndim, "")
     flags = {}
     for letter, key in (("W", "horizontal"), ("H", "vertical"), ("D", "depthwise")):
         if letter in layout:
@@ -257,9 +257,14 @@ def flip(ins: list, args: dict, ctx: Any) -> Any:
             if col.all():
                 out = out.flip(axis + 1)
             elif col.any():
-                mask = G.upload(col, ctx.device).view((n,) + (1,) * first.ndim)
+                mask = G.upload(col, ctx.device).view((n,) + (1,) * ndim)
                 out = torch.where(mask, out.flip(axis + 1), out)
         return G.restore(out.contiguous(), dtype)
+    if layout in _HW_AXES:  # ragged single images: one gather into a Ragged
+        done = W.flip(x, layout, flags[layout.index("W")], flags[layout.index("H")],
+                      ctx.device)
+        if done is not None:
+            return done
     results = []
     for j, s in enumerate(x):
         axes = [a for a, col in flags.items() if col[j]]

@@ -1,0 +1,74 @@
+"""The batched GPU kernels (one gather for the batch: ``kernels/gpu/image/window_batch.py``,
+``resample_batch.py``) on ragged batches, given as lists of tensors and as one tensor
+(``common.Ragged``, what an upload makes), with per-sample arguments and windows that
+leave their images, against the CPU operators (torch CPU tensors)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import gpu_ops_helpers  # noqa: E402
+from gpu_ops_helpers import both  # noqa: E402
+
+from stoker import fn, types  # noqa: E402
+from stoker.kernels.gpu.common import Ragged, upload_batch  # noqa: E402
+
+_RNG = np.random.default_rng(7)
+IMAGES = [_RNG.integers(0, 256, (9 + 3 * k, 14 - 2 * k, 3), dtype=np.uint8) for k in range(5)]
+
+
+@pytest.fixture(params=["list", "ragged"])
+def form(request, monkeypatch):
+    """Ragged inputs as a list of tensors, or as one Ragged tensor."""
+    if request.param == "ragged":
+        real = gpu_ops_helpers._to_torch
+
+        def to_torch(samples, dense):
+            if len({s.shape for s in samples}) > 1:
+                out = upload_batch(samples, torch.device("cpu"))
+                assert isinstance(out, Ragged)
+                return out
+            return real(samples, dense)
+
+        monkeypatch.setattr(gpu_ops_helpers, "_to_torch", to_torch)
+    return request.param
+
+
+@pytest.mark.parametrize("layout", ["HWC", "CHW"])
+def test_flip_per_sample_flags(form, layout):
+    images = IMAGES if layout == "HWC" else [np.ascontiguousarray(x.transpose(2, 0, 1))
+                                             for x in IMAGES]
+    b = both(lambda x: fn.flip(x, horizontal=fn.random.coin_flip(seed=1),
+                               vertical=fn.random.coin_flip(seed=2)), images,
+             layouts=[layout], dense=False)
+    b.assert_exact()
+
+
+@pytest.mark.parametrize("policy", ["pad", "trim_to_shape"])
+def test_crop_windows_leaving_the_images(form, policy):
+    b = both(lambda x: fn.crop(x, crop=(12, 11), crop_pos_x=fn.random.uniform(range=(0, 1)),
+                               crop_pos_y=0.8, out_of_bounds_policy=policy,
+                               fill_values=[7, 8, 9]),
+             IMAGES, layouts=["HWC"], dense=False)
+    b.assert_exact()
+
+
+@pytest.mark.parametrize("policy", ["pad", "error"])
+def test_crop_mirror_normalize_per_sample_mirror(form, policy):
+    crop = (12, 11) if policy == "pad" else (6, 5)
+    b = both(lambda x: fn.crop_mirror_normalize(
+        x, crop=crop, mirror=fn.random.coin_flip(seed=4), mean=[10.0, 20.0, 30.0],
+        std=[2.0, 3.0, 4.0], out_of_bounds_policy=policy, fill_values=[1.0, 2.0, 3.0],
+        dtype=types.FLOAT, output_layout="CHW"), IMAGES, layouts=["HWC"], dense=False)
+    b.assert_exact()
+
+
+@pytest.mark.parametrize("interp", [types.INTERP_NN, types.INTERP_LINEAR,
+                                    types.INTERP_LANCZOS3])
+def test_resize_ragged_inputs_and_outputs(form, interp):
+    b = both(lambda x: fn.resize(x, resize_shorter=7.0, interp_type=interp), IMAGES,
+             layouts=["HWC"], dense=False)
+    assert b.max_diff() <= (0 if interp == types.INTERP_NN else 1)
