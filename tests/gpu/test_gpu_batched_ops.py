@@ -72,3 +72,35 @@ def test_resize_ragged_inputs_and_outputs(form, interp):
     b = both(lambda x: fn.resize(x, resize_shorter=7.0, interp_type=interp), IMAGES,
              layouts=["HWC"], dense=False)
     assert b.max_diff() <= (0 if interp == types.INTERP_NN else 1)
+
+
+DENSE = [x[:8, :6].astype(np.float32) * 1.5 for x in IMAGES]
+
+
+def _uniform(lo, hi, shape):
+    return fn.random.uniform(range=(lo, hi), shape=shape, seed=5)
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"batch": True, "axes": [0, 1], "ddof": 1, "epsilon": 0.5},
+    {"mean": 100.0, "stddev": 50.0},
+    {"axis_names": "HW", "scale": 64.0, "shift": 128.0, "dtype": types.UINT8},
+    {"shift": 0.25, "axes": [2]},
+], ids=["batch", "constants", "uint8", "channels"])
+def test_normalize_dense_batch_at_once(kwargs):
+    b = both(lambda x: fn.normalize(x, **kwargs), DENSE, layouts=["HWC"])
+    assert isinstance(b.raw[0], torch.Tensor)
+    if b.cpu[0][0].dtype.kind in "iu":
+        assert b.assert_within(1) <= 1
+    else:
+        b.assert_within(1e-6, rtol=1e-6)
+
+
+def test_normalize_dense_batch_given_per_sample_statistics():
+    for build in (lambda x: fn.normalize(x, mean=_uniform(50, 150, (1, 1, 3)), axes=[0, 1]),
+                  lambda x: fn.normalize(x, stddev=_uniform(20, 60, (1, 1, 1)))):
+        b = both(build, DENSE, layouts=["HWC"])
+        b.assert_within(1e-6, rtol=1e-6)
+    flat = [np.full((4, 5, 3), 7, np.uint8)] * 2
+    b = both(lambda x: fn.normalize(x, shift=0.25), flat, layouts=["HWC"])
+    assert (b.gpu[0][0] == 0.25).all()
