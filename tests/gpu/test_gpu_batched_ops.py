@@ -104,3 +104,19 @@ def test_normalize_dense_batch_given_per_sample_statistics():
     flat = [np.full((4, 5, 3), 7, np.uint8)] * 2
     b = both(lambda x: fn.normalize(x, shift=0.25), flat, layouts=["HWC"])
     assert (b.gpu[0][0] == 0.25).all()
+
+
+@pytest.mark.parametrize("build", [
+    lambda x: fn.brightness_contrast(x, brightness=fn.random.uniform(range=(0.5, 1.5), seed=3),
+                                     contrast=1.3),
+    lambda x: fn.hsv(x, hue=fn.random.uniform(range=(-30, 30), seed=4), saturation=1.2),
+    lambda x: fn.color_twist(x, brightness=1.1, contrast=0.9, hue=10.0, saturation=0.8),
+    lambda x: fn.color_space_conversion(x, image_type=types.RGB, output_type=types.YCbCr),
+    lambda x: fn.color_space_conversion(x, image_type=types.RGB, output_type=types.BGR),
+    lambda x: fn.color_space_conversion(x, image_type=types.RGB, output_type=types.GRAY),
+], ids=["brightness_contrast", "hsv", "color_twist", "ycbcr", "bgr", "gray"])
+def test_color_operators_on_ragged_batches(form, build):
+    b = both(build, IMAGES, layouts=["HWC"], dense=False)
+    b.assert_exact()
+    if form == "ragged" and b.gpu[0][0].shape[-1] == 3:
+        assert isinstance(b.raw[0], Ragged)  # all pixels at once
