@@ -120,3 +120,20 @@ def test_color_operators_on_ragged_batches(form, build):
     b.assert_exact()
     if form == "ragged" and b.gpu[0][0].shape[-1] == 3:
         assert isinstance(b.raw[0], Ragged)  # all pixels at once
+
+
+def test_resize_in_groups_when_the_windows_exceed_the_budget(form, monkeypatch):
+    """A batch whose padded windows would be too large is resampled in groups of similar
+    window sizes, with the same results."""
+    from stoker.kernels.gpu.image import resample_batch
+
+    want = both(lambda x: fn.resize(x, size=[6, 5]), IMAGES, layouts=["HWC"], dense=False)
+    monkeypatch.setattr(resample_batch, "WINDOW_BUDGET", 2 * 12 * 14 * 3)
+    assert len(resample_batch._groups(
+        [type("T", (), {"y": type("A", (), {"extent": h})(),
+                        "x": type("A", (), {"extent": w})()})()
+         for h, w, _ in (x.shape for x in IMAGES)], 3)) > 1
+    got = both(lambda x: fn.resize(x, size=[6, 5]), IMAGES, layouts=["HWC"], dense=False)
+    for a, b in zip(want.gpu[0], got.gpu[0], strict=True):
+        assert np.array_equal(a, b)
+    assert got.max_diff() <= 1

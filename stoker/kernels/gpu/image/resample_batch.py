@@ -108,10 +108,56 @@ def _tap_tables(taps: list[K.AxisTaps], rows: int, support: int
     return idx, wts
 
 
+# Elements of the padded source windows one resampling gathers at most (its int64 indices
+# take 8 bytes each, the float32 windows 4): a batch whose windows are larger (a few huge
+# images in it) is resampled in groups of similar window sizes.
+WINDOW_BUDGET = 1 << 27
+
+
+def _groups(taps: list[K.Taps], channels: int) -> list[np.ndarray]:
+    """Sample indices in groups whose padded windows fit WINDOW_BUDGET (one group when the
+    batch does), by window area."""
+    ry = np.array([t.y.extent for t in taps])
+    rx = np.array([t.x.extent for t in taps])
+    if len(taps) * int(ry.max()) * int(rx.max()) * channels <= WINDOW_BUDGET:
+        return [np.arange(len(taps))]
+    order = np.argsort(ry * rx, kind="stable")
+    groups, start = [], 0
+    for end in range(1, len(order) + 1):
+        part = order[start:end]
+        if end - start > 1 and \
+                len(part) * ry[part].max() * rx[part].max() * channels > WINDOW_BUDGET:
+            groups.append(order[start:end - 1])
+            start = end - 1
+    groups.append(order[start:])
+    return groups
+
+
 def _resample(src: B.Source, taps: list[K.Taps], out_np: np.dtype, device: Any,
               extra: tuple = ()) -> tuple[torch.Tensor, list[torch.Tensor]]:
     """(N, OH, OW, C) of ``out_np``, OH and OW the batch's largest output, and the
     ``extra`` tables (``upload_tables``' pairs) on the device, sent in the same copy."""
+    groups = _groups(taps, src.channels)
+    if len(groups) == 1:
+        return _resample_group(src, taps, out_np, device, extra)
+    oh = max(len(t.y.idx) for t in taps)
+    ow = max(len(t.x.idx) for t in taps)
+    out = torch.zeros((len(taps), oh, ow, src.channels), dtype=G.torch_dtype(out_np),
+                      device=device)
+    more: list[torch.Tensor] = []
+    for k, idx in enumerate(groups):
+        part = B.Source(src.base, src.offsets[idx], src.strides[idx], src.heights[idx],
+                        src.widths[idx], src.channels)
+        done, got = _resample_group(part, [taps[j] for j in idx], out_np, device,
+                                    extra if k == 0 else ())
+        more = more or got
+        rows = torch.as_tensor(idx, device=device)
+        out[rows, :done.shape[1], :done.shape[2]] = done
+    return out, more
+
+
+def _resample_group(src: B.Source, taps: list[K.Taps], out_np: np.dtype, device: Any,
+                    extra: tuple = ()) -> tuple[torch.Tensor, list[torch.Tensor]]:
     n = len(taps)
     out_t = G.torch_dtype(out_np)
     ty, tx = [t.y for t in taps], [t.x for t in taps]
