@@ -11,10 +11,10 @@ it) and records, per batch:
   of a tensor, ``nonzero``, ``masked_select``, ``unique``, ``equal`` (seen by the dispatcher
   as the ops in ``SYNC_OPS``), ``.cpu()``, ``.numpy()``, ``.tolist()`` of a tensor the stage
   made or got, and ``torch.cuda.synchronize`` / ``Event.synchronize`` / ``Stream.synchronize``;
-- ``uploads``: host data turned into tensors (``torch.from_numpy``, ``torch.as_tensor``,
-  ``torch.tensor``, ``torch.asarray``): each is one host-to-device copy on CUDA, where these
-  are followed by ``.to(device)``; on CPU tensors that ``.to`` is free, so the creation is
-  what is counted.
+- ``uploads``: on CPU tensors, host data turned into tensors (``torch.from_numpy``,
+  ``torch.as_tensor``, ``torch.tensor``, ``torch.asarray``: each is one host-to-device copy
+  on CUDA, where ``.to(device)`` follows; on CPU tensors that ``.to`` is free, so the
+  creation is what is counted); on CUDA, the copies from host to device themselves.
 """
 
 from __future__ import annotations
@@ -53,6 +53,17 @@ class BatchCount:
                 f"{len(self.syncs)} syncs")
 
 
+def _to_device(name: str, args: tuple, kwargs: dict | None) -> bool:
+    """Whether this copy goes from host memory to a device."""
+    kwargs = kwargs or {}
+    if name == "copy_":
+        dst, src = args[0], args[1]
+        return src.device.type == "cpu" and dst.device.type != "cpu"
+    dst = kwargs.get("device")
+    return args[0].device.type == "cpu" and dst is not None and \
+        torch.device(dst).type != "cpu"
+
+
 class _Mode(TorchDispatchMode):
     def __init__(self, probe: StageProbe, count: BatchCount):
         super().__init__()
@@ -60,6 +71,9 @@ class _Mode(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         name = func.overloadpacket.__name__
+        if self.probe._cuda() and name in ("_to_copy", "copy_") and _to_device(name, args,
+                                                                                 kwargs):
+            self.count.uploads.append(f"aten.{name}")
         if name in SYNC_OPS:
             self.count.syncs.append(f"aten.{name}")
         if name == "lift_fresh":  # torch.tensor(python data): counted at torch.tensor
@@ -84,6 +98,10 @@ class StageProbe:
         self.batches: list[BatchCount] = []
         self._local = threading.local()
         self._device_tensors: Any = None
+
+    def _cuda(self) -> bool:
+        """On CUDA the copies to the device are counted, on CPU tensors the creations."""
+        return getattr(self._local, "cuda", False)
 
     # The current batch's count on this thread (None outside a GPU part).
     def _current(self) -> BatchCount | None:
@@ -112,6 +130,7 @@ class StageProbe:
                 probe._mark(v if not isinstance(v, list) else
                             [t for t in v if isinstance(t, torch.Tensor)])
             probe._local.count = count
+            probe._local.cuda = bool(getattr(self_runner, "cuda", False))
             try:
                 with _Mode(probe, count):
                     return real_run(self_runner, part)
@@ -138,7 +157,7 @@ class StageProbe:
 
         def wrapper(*args, **kwargs):
             count = probe._current()
-            if count is not None:
+            if count is not None and not probe._cuda():
                 count.uploads.append(name)
             out = real(*args, **kwargs)
             probe._mark(out)
