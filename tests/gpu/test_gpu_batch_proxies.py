@@ -76,7 +76,9 @@ PIPES = {"train": train_pipe, "val": val_pipe}
 # / 15 uploads at batch 4, 841 / 2049 / 191 at batch 64; val 89 / 153 / 21 and 929 / 1121 /
 # 225. With it, resize and crop_mirror_normalize apart: 40 ops / 57 views / 3 uploads at
 # both sizes; fused on the GPU as on the CPU: 31 ops / 39 views / 2 uploads (the decoded
-# pixels and one table of taps, windows and the normalization table).
+# pixels and one table of taps, windows and the normalization table); with the taps made
+# on the device from a few numbers per sample (no per-sample work on the host but the
+# geometry): 165 ops / 85 views / 2 uploads.
 
 
 @pytest.mark.parametrize("name", PIPES)
@@ -84,7 +86,7 @@ def test_gpu_part_asks_the_same_number_of_torch_ops_whatever_the_batch(name):
     small, large = counts(PIPES[name], 4), counts(PIPES[name], 64)
     print(f"{name}: batch 4: {small.summary()}; batch 64: {large.summary()}")
     assert small.n_ops == large.n_ops, (small.ops - large.ops, large.ops - small.ops)
-    assert large.n_ops <= 60
+    assert large.n_ops <= 200
     assert small.n_views == large.n_views, (large.views - small.views)
 
 

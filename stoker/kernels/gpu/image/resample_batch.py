@@ -29,8 +29,10 @@ import numpy as np
 import torch
 
 from stoker.kernels.cpu.image import resize as K
+from stoker.kernels.cpu.image.resize_geometry import NN
 from stoker.kernels.gpu import batch as B
 from stoker.kernels.gpu import common as G
+from stoker.kernels.gpu.image import device_taps as DT
 from stoker.operators.image import resize as R
 
 _TYPES = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.float16, torch.float32,
@@ -68,20 +70,64 @@ def resize_batch(x: Any, args: dict, ctx: Any, geometry: Any) -> Any:
     n = len(src.offsets)
     per = G.sample_args(args, n)
     in_np = G.numpy_dtype(src.base.dtype)
-    plans = []
+    ys, xs, types_ = [], [], set()
     for j in range(n):
         hw = (int(src.heights[j]), int(src.widths[j]))
         geom = geometry(hw, per[j], j)
         if geom.out_h * geom.out_w == 0 or hw[0] * hw[1] == 0:
             return None
         mn, mg = R.filters(per[j])
-        taps = K.resize_taps(hw, geom, mn, mg, per[j].get("antialias", True))
-        plans.append((taps, R.out_dtype(in_np, per[j])))
-    if len({p[1] for p in plans}) != 1:
+        fy, fx = K._filters(geom, mn, mg, per[j].get("antialias", True))
+        ys.append((geom.out_h, geom.lo_y, geom.hi_y, fy, hw[0], 0, geom.out_h, False))
+        xs.append((geom.out_w, geom.lo_x, geom.hi_x, fx, hw[1], 0, geom.out_w, False))
+        types_.add(R.out_dtype(in_np, per[j]))
+    if len(types_) != 1:
         return None
-    out_np = plans[0][1]
-    out, _ = _resample(src, [p[0] for p in plans], out_np, ctx.device)
-    return _as_layout(out, [p[0].shape for p in plans], layout)
+    out, _ = resample_axes(src, ys, xs, types_.pop(), ctx.device)
+    return _as_layout(out, [(a[6], b[6]) for a, b in zip(ys, xs, strict=True)], layout)
+
+
+def host_taps(ys: list, xs: list) -> list[K.Taps]:
+    """The CPU kernel's taps of each sample (output windows and mirrors included), for
+    the nearest-neighbour gather."""
+    out = []
+    for (oh, lo_y, hi_y, fy, h, y, ch, _), (ow, lo_x, hi_x, fx, w, x, cw, mirror) in \
+            zip(ys, xs, strict=True):
+        whole = K.Taps(K._axis(oh, lo_y, hi_y, fy.kind, fy.width, h, True),
+                       K._axis(ow, lo_x, hi_x, fx.kind, fx.width, w, False),
+                       fy.kind == NN and fx.kind == NN, True)  # (the pass order: unused)
+        out.append(whole.window(y, x, ch, cw, mirror))
+    return out
+
+
+def resample_axes(src: B.Source, ys: list, xs: list, out_np: np.dtype, device: Any,
+                  extra: tuple = ()) -> tuple[torch.Tensor, list[torch.Tensor]]:
+    """``_resample`` from each sample's axes, (out_size, lo, hi, filter, extent, first,
+    count, reverse) for rows and columns: taps made on the device (``device_taps``) unless
+    a filter is nearest neighbour (then the host's, and a gather)."""
+    if any(a[3].kind == NN for a in ys + xs):
+        return _resample(src, host_taps(ys, xs), out_np, device, extra)
+    py, px = DT.plans(ys), DT.plans(xs)
+    (sy, ny), (sx, nx) = DT.spans(py), DT.spans(px)
+    groups = _groups(ny, nx, src.channels)
+    if len(groups) > 1:  # rare (huge images): the host taps' grouped path
+        return _resample(src, host_taps(ys, xs), out_np, device, extra)
+    n = len(ys)
+    oh, ow = int(py.count.max()), int(px.count.max())
+    ry, rx = int(ny.max()), int(nx.max())
+    rows = sy[:, None] + np.minimum(np.arange(ry)[None, :], ny[:, None] - 1)
+    cols = sx[:, None] + np.minimum(np.arange(rx)[None, :], nx[:, None] - 1)
+    row_off, col_off, chan_off = B.grid_tables(src, rows, cols)
+    work = torch.float32 if _full_float32(device) else torch.float64
+    r, c, ch, ycols, ytab, xcols, xtab, *more = B.upload_tables(
+        device, (row_off, torch.int64), (col_off, torch.int64), (chan_off, torch.int64),
+        *DT.host_tables(py, sy), *DT.host_tables(px, sx), *extra)
+    iy_t, wy_t = DT.device_taps(ycols, ytab, py.tables.shape[1], oh,
+                                int(py.support.max()), work)
+    ix_t, wx_t = DT.device_taps(xcols, xtab, px.tables.shape[1], ow,
+                                int(px.support.max()), work)
+    return _filter(src, r, c, ch, iy_t, wy_t, ix_t, wx_t, n, oh, ow, ry, rx, out_np,
+                   work, device), more
 
 
 def _pad_rows(taps: list[K.AxisTaps], size: int, nearest: bool) -> np.ndarray:
@@ -108,19 +154,38 @@ def _tap_tables(taps: list[K.AxisTaps], rows: int, support: int
     return idx, wts
 
 
+def _filter(src: B.Source, r: Any, c: Any, ch: Any, iy_t: Any, wy_t: Any, ix_t: Any,
+            wx_t: Any, n: int, oh: int, ow: int, ry: int, rx: int, out_np: np.dtype,
+            work: torch.dtype, device: Any) -> torch.Tensor:
+    """The gather, the filter matrices, the two products and the rounding."""
+    out_t = G.torch_dtype(out_np)
+    region = B.gather_grid(src.base, r, c, ch).to(work)  # (N, ry, rx, C)
+    k = region.shape[3]
+    # Filter matrices: clamped edge taps that hit one pixel twice add up.
+    my = torch.zeros((n, oh, ry), dtype=work, device=device).scatter_add_(2, iy_t, wy_t)
+    mx = torch.zeros((n, ow, rx), dtype=work, device=device).scatter_add_(2, ix_t, wx_t)
+    tmp = torch.bmm(my, region.view(n, ry, rx * k))  # rows: (N, oh, rx * C)
+    if work != torch.float32:  # the CPU's intermediate is float32
+        tmp = tmp.float().to(work)
+    acc = torch.einsum("npw,nowc->nopc", mx, tmp.view(n, oh, rx, k)).float()
+    if out_np.kind in "iu":  # _rows_int: floor(x + 0.5), saturated
+        info = np.iinfo(out_np)
+        return G.saturate(torch.floor((acc + 0.5).clamp(float(info.min), float(info.max))),
+                          out_t)
+    return acc.to(out_t)
+
+
 # Elements of the padded source windows one resampling gathers at most (its int64 indices
 # take 8 bytes each, the float32 windows 4): a batch whose windows are larger (a few huge
 # images in it) is resampled in groups of similar window sizes.
 WINDOW_BUDGET = 1 << 27
 
 
-def _groups(taps: list[K.Taps], channels: int) -> list[np.ndarray]:
-    """Sample indices in groups whose padded windows fit WINDOW_BUDGET (one group when the
-    batch does), by window area."""
-    ry = np.array([t.y.extent for t in taps])
-    rx = np.array([t.x.extent for t in taps])
-    if len(taps) * int(ry.max()) * int(rx.max()) * channels <= WINDOW_BUDGET:
-        return [np.arange(len(taps))]
+def _groups(ry: np.ndarray, rx: np.ndarray, channels: int) -> list[np.ndarray]:
+    """Sample indices in groups whose padded windows (ry x rx each) fit WINDOW_BUDGET (one
+    group when the batch does), by window area."""
+    if len(ry) * int(ry.max()) * int(rx.max()) * channels <= WINDOW_BUDGET:
+        return [np.arange(len(ry))]
     order = np.argsort(ry * rx, kind="stable")
     groups, start = [], 0
     for end in range(1, len(order) + 1):
@@ -137,7 +202,8 @@ def _resample(src: B.Source, taps: list[K.Taps], out_np: np.dtype, device: Any,
               extra: tuple = ()) -> tuple[torch.Tensor, list[torch.Tensor]]:
     """(N, OH, OW, C) of ``out_np``, OH and OW the batch's largest output, and the
     ``extra`` tables (``upload_tables``' pairs) on the device, sent in the same copy."""
-    groups = _groups(taps, src.channels)
+    groups = _groups(np.array([t.y.extent for t in taps]), np.array([t.x.extent for t in taps]),
+                     src.channels)
     if len(groups) == 1:
         return _resample_group(src, taps, out_np, device, extra)
     oh = max(len(t.y.idx) for t in taps)
@@ -181,20 +247,8 @@ def _resample_group(src: B.Source, taps: list[K.Taps], out_np: np.dtype, device:
     r, c, ch, iy_t, wy_t, ix_t, wx_t, *more = B.upload_tables(
         device, (row_off, torch.int64), (col_off, torch.int64), (chan_off, torch.int64),
         (iy, torch.int64), (wy, work), (ix, torch.int64), (wx, work), *extra)
-    region = B.gather_grid(src.base, r, c, ch).to(work)  # (N, ry, rx, C)
-    k = region.shape[3]
-    # Filter matrices: clamped edge taps that hit one pixel twice add up.
-    my = torch.zeros((n, oh, ry), dtype=work, device=device).scatter_add_(2, iy_t, wy_t)
-    mx = torch.zeros((n, ow, rx), dtype=work, device=device).scatter_add_(2, ix_t, wx_t)
-    tmp = torch.bmm(my, region.view(n, ry, rx * k))  # rows: (N, oh, rx * C)
-    if work != torch.float32:  # the CPU's intermediate is float32
-        tmp = tmp.float().to(work)
-    acc = torch.einsum("npw,nowc->nopc", mx, tmp.view(n, oh, rx, k)).float()
-    if out_np.kind in "iu":  # _rows_int: floor(x + 0.5), saturated
-        info = np.iinfo(out_np)
-        return G.saturate(torch.floor((acc + 0.5).clamp(float(info.min), float(info.max))),
-                          out_t), more
-    return acc.to(out_t), more
+    return _filter(src, r, c, ch, iy_t, wy_t, ix_t, wx_t, n, oh, ow, ry, rx, out_np, work,
+                   device), more
 
 
 def _as_layout(out: torch.Tensor, shapes: list[tuple[int, int]], layout: str) -> Any:

@@ -4,12 +4,12 @@ one batched resampling of only the output window, mirrored (issue 21, the fused 
 The graph compiler fuses the two on the GPU as it does on the CPU
 (``operators/image/fusion.py``). Per sample the host works out what the CPU's fused kernel
 works out (``operators/image/resize_fused.Prepared``: the geometry, the random window,
-crop_mirror_normalize's window and mirror folded into the resize's taps), then one copy
-sends the batch's taps together with crop_mirror_normalize's table, and the device
-resamples (``resample_batch``), rounds to uint8 as resize does and looks the normalized
-values up: the values of resize followed by crop_mirror_normalize on the GPU. Other cases
-(non-uint8 resizes, per-sample mean/std, windows leaving the image, pad_output) run the two
-GPU kernels in turn.
+crop_mirror_normalize's window and mirror as the output rows and columns to resample),
+then one copy sends those with crop_mirror_normalize's table, and the device makes the
+taps (``device_taps``), resamples (``resample_batch``), rounds to uint8 as resize does
+and looks the normalized values up: the values of resize followed by
+crop_mirror_normalize on the GPU. Other cases (non-uint8 resizes, per-sample mean/std,
+windows leaving the image, pad_output) run the two GPU kernels in turn.
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ import numpy as np
 import torch
 
 from stoker.kernels.cpu.image import crop as K
+from stoker.kernels.cpu.image import resize as CK
+from stoker.kernels.cpu.image.resize_geometry import ResizeGeometry
 from stoker.kernels.gpu import batch as B
 from stoker.kernels.gpu import common as G
 from stoker.kernels.gpu.image import geometry as GE
@@ -54,6 +56,28 @@ def resize_normalize(ins: list, args: dict, ctx: Any) -> Any:
     return done if done is not None else _unfused(x, args, prep, ctx)
 
 
+def _axes(prep: Prepared, hw: tuple[int, int], resampler: dict, cmn: dict, sctx: Any
+          ) -> tuple[tuple, tuple] | None:
+    """A sample's (rows, columns) for ``resample_batch.resample_axes``: the geometry and
+    the window of ``Prepared.geometry_taps`` (the same functions), without the taps
+    (the device makes them); None where the window leaves the resized image."""
+    if prep.resampler == "random_resized_crop":
+        geom = R.random_resized_geometry(hw, resampler, sctx)
+    elif prep.fixed_size is not None:
+        geom = ResizeGeometry(*prep.fixed_size, 0.0, 0.0, float(hw[0]), float(hw[1]))
+    else:
+        geom = R.geometry(hw, resampler)
+    window = prep._window(geom.out_h, geom.out_w, cmn)
+    if window is None:
+        return None
+    y, x, ch, cw = window
+    mirror = bool(np.asarray(cmn["mirror"]).reshape(-1)[0])
+    mn, mg = R.filters(resampler)
+    fy, fx = CK._filters(geom, mn, mg, resampler.get("antialias", True))
+    return ((geom.out_h, geom.lo_y, geom.hi_y, fy, hw[0], y, ch, False),
+            (geom.out_w, geom.lo_x, geom.hi_x, fx, hw[1], x, cw, mirror))
+
+
 def _fused(x: Any, args: dict, prep: Prepared, ctx: Any) -> Any:
     cmn0 = prep.base["normalize"]
     if not prep.constant_norm or cmn0["pad_output"]:
@@ -63,7 +87,7 @@ def _fused(x: Any, args: dict, prep: Prepared, ctx: Any) -> Any:
         return None
     n = len(src.offsets)
     per = G.sample_args(args, n)
-    taps = []
+    ys, xs = [], []
     for j in range(n):
         hw = (int(src.heights[j]), int(src.widths[j]))
         if hw[0] * hw[1] == 0:
@@ -71,12 +95,12 @@ def _fused(x: Any, args: dict, prep: Prepared, ctx: Any) -> Any:
         resampler = prep.stage(per[j], prep.resampler)
         if R.out_dtype(np.dtype(np.uint8), resampler) != np.uint8:
             return None
-        plan = prep.geometry_taps(hw, resampler, prep.stage(per[j], "normalize"),
-                                  ctx.sample(j))
-        if plan.taps is None:  # the window leaves the resized image: padding
+        axes = _axes(prep, hw, resampler, prep.stage(per[j], "normalize"), ctx.sample(j))
+        if axes is None:  # the window leaves the resized image: padding
             return None
-        taps.append(plan.taps)
-    if len({t.shape for t in taps}) != 1:
+        ys.append(axes[0])
+        xs.append(axes[1])
+    if len({(a[6], b[6]) for a, b in zip(ys, xs, strict=True)}) != 1:
         return None
     c = src.channels
     out_np = prep.out_dtype
@@ -86,8 +110,8 @@ def _fused(x: Any, args: dict, prep: Prepared, ctx: Any) -> Any:
                               K.table_type(out_np))
     if table.dtype not in _EXACT_TABLES:
         return None
-    resized, (lut, lanes) = RB._resample(
-        src, taps, np.dtype(np.uint8), ctx.device,
+    resized, (lut, lanes) = RB.resample_axes(
+        src, ys, xs, np.dtype(np.uint8), ctx.device,
         ((table.reshape(-1), G.torch_dtype(table.dtype)),
          (np.arange(c, dtype=np.int64) * 257, torch.int64)))
     out = lut[resized.long() + lanes].to(G.torch_dtype(out_np))
