@@ -95,21 +95,40 @@ def image_source(x: Any, layout: str) -> Source | None:
     return Source(G.movable(x.base), x.offsets, strides, h, w, int(cs[0]))
 
 
+def pixel_rows(src: Source) -> bool:
+    """Whether every sample's channels are adjacent and its pixels whole steps of the
+    channel count apart: then windows are gathered by pixel (``gather_grid``), with a
+    channel count times fewer indices (ImageNet-size windows of a 256 batch: 0.5 GB of
+    int64 indices instead of 1.5)."""
+    c = src.channels
+    if c == 1 or src.base.numel() % c:
+        return False
+    st = src.strides
+    return bool((st[:, 2] == 1).all() and not (st[:, :2] % c).any() and
+                not (src.offsets % c).any())
+
+
 def grid_tables(src: Source, rows: np.ndarray, cols: np.ndarray
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Host tables for ``gather_grid``: element offsets of rows (N, R), of columns (N, Q)
-    and of channels (N, C) of each sample; ``rows``/``cols`` are pixel indices (already
-    inside each image)."""
+    """Host tables for ``gather_grid``: offsets of rows (N, R), of columns (N, Q) and of
+    channels (N, C) of each sample, in elements (in pixels when ``pixel_rows``);
+    ``rows``/``cols`` are pixel indices (already inside each image)."""
     strides = src.strides
     row_off = src.offsets[:, None] + rows.astype(np.int64) * strides[:, 0:1]
     col_off = cols.astype(np.int64) * strides[:, 1:2]
     chan_off = np.arange(src.channels, dtype=np.int64)[None, :] * strides[:, 2:3]
+    if pixel_rows(src):
+        return row_off // src.channels, col_off // src.channels, chan_off
     return row_off, col_off, chan_off
 
 
-def gather_grid(base: torch.Tensor, row_off: torch.Tensor, col_off: torch.Tensor,
+def gather_grid(src: Source, row_off: torch.Tensor, col_off: torch.Tensor,
                 chan_off: torch.Tensor) -> torch.Tensor:
-    """(N, R, Q, C): ``base`` at row_off[n, r] + col_off[n, q] + chan_off[n, c]; three
-    operations and a gather whatever N."""
-    idx = row_off[:, :, None, None] + col_off[:, None, :, None]
-    return base.take(idx + chan_off[:, None, None, :])
+    """(N, R, Q, C): the batch at row_off[n, r] + col_off[n, q] + chan_off[n, c]; a
+    fixed number of operations whatever N (``grid_tables`` made the tables)."""
+    idx = row_off[:, :, None] + col_off[:, None, :]
+    if pixel_rows(src):
+        c = src.channels
+        n, r, q = idx.shape
+        return src.base.view(-1, c).index_select(0, idx.view(-1)).view(n, r, q, c)
+    return src.base.take(idx[..., None] + chan_off[:, None, None, :])

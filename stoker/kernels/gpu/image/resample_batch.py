@@ -159,7 +159,7 @@ def _filter(src: B.Source, r: Any, c: Any, ch: Any, iy_t: Any, wy_t: Any, ix_t: 
             work: torch.dtype, device: Any) -> torch.Tensor:
     """The gather, the filter matrices, the two products and the rounding."""
     out_t = G.torch_dtype(out_np)
-    region = B.gather_grid(src.base, r, c, ch).to(work)  # (N, ry, rx, C)
+    region = B.gather_grid(src, r, c, ch).to(work)  # (N, ry, rx, C)
     k = region.shape[3]
     # Filter matrices: clamped edge taps that hit one pixel twice add up.
     my = torch.zeros((n, oh, ry), dtype=work, device=device).scatter_add_(2, iy_t, wy_t)
@@ -175,10 +175,11 @@ def _filter(src: B.Source, r: Any, c: Any, ch: Any, iy_t: Any, wy_t: Any, ix_t: 
     return acc.to(out_t)
 
 
-# Elements of the padded source windows one resampling gathers at most (its int64 indices
-# take 8 bytes each, the float32 windows 4): a batch whose windows are larger (a few huge
-# images in it) is resampled in groups of similar window sizes.
-WINDOW_BUDGET = 1 << 27
+# Elements of the padded source windows one resampling gathers at most (the float32
+# windows take 4 bytes each, their int64 indices 8 per 3-channel pixel: 1 GB and 0.7 GB
+# at most; 256 ImageNet-size windows fit): a batch whose windows are larger (a few huge
+# images in it) is resampled in groups of similar window sizes, with the host's taps.
+WINDOW_BUDGET = 1 << 28
 
 
 def _groups(ry: np.ndarray, rx: np.ndarray, channels: int) -> list[np.ndarray]:
@@ -235,7 +236,7 @@ def _resample_group(src: B.Source, taps: list[K.Taps], out_np: np.dtype, device:
         r, c, ch, *more = B.upload_tables(device, (row_off, torch.int64),
                                           (col_off, torch.int64), (chan_off, torch.int64),
                                           *extra)
-        picked = B.gather_grid(src.base, r, c, ch)
+        picked = B.gather_grid(src, r, c, ch)
         return (picked if picked.dtype == out_t else picked.to(out_t)), more
     ry = max(t.extent for t in ty)
     rx = max(t.extent for t in tx)

@@ -83,7 +83,7 @@ def cmn(x: Any, layout: str, wins: list, mirror: np.ndarray, table: np.ndarray |
         (table.reshape(-1), G.torch_dtype(table.dtype)),
         (np.arange(c, dtype=np.int64) * 257, torch.int64),
         (rows_in, torch.bool), (cols_in, torch.bool))
-    level = B.gather_grid(src.base, r, q, k).long()
+    level = B.gather_grid(src, r, q, k).long()
     if leaves:
         level = torch.where(_inside(r_in, c_in), level, 256)
     out = lut[level + lanes].to(G.torch_dtype(out_np))
@@ -107,7 +107,7 @@ def crop(x: Any, layout: str, wins: list, fill: np.ndarray, device: Any) -> Any:
     r, q, k, fill_t, r_in, c_in = B.upload_tables(
         device, (row_off, torch.int64), (col_off, torch.int64), (chan_off, torch.int64),
         (fill.astype(np.float64), dtype), (rows_in, torch.bool), (cols_in, torch.bool))
-    out = B.gather_grid(src.base, r, q, k)
+    out = B.gather_grid(src, r, q, k)
     if leaves:
         out = torch.where(_inside(r_in, c_in), out, fill_t)
     return _out_layout(out, layout == "CHW", layout)
@@ -130,7 +130,7 @@ def flip(x: G.Ragged | list, layout: str, horizontal: np.ndarray, vertical: np.n
     row_off, col_off, chan_off = B.grid_tables(src, rows, cols)
     r, q, k = B.upload_tables(device, (row_off, torch.int64), (col_off, torch.int64),
                               (chan_off, torch.int64))
-    out = B.gather_grid(src.base, r, q, k)  # (N, hm, wm, C)
+    out = B.gather_grid(src, r, q, k)  # (N, hm, wm, C)
     c = src.channels
     shapes = [(int(a), int(b)) for a, b in zip(src.heights, src.widths, strict=True)]
     if layout == "CHW":
