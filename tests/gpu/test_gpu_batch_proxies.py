@@ -78,7 +78,7 @@ PIPES = {"train": train_pipe, "val": val_pipe}
 # both sizes; fused on the GPU as on the CPU: 31 ops / 39 views / 2 uploads (the decoded
 # pixels and one table of taps, windows and the normalization table); with the taps made
 # on the device from a few numbers per sample (no per-sample work on the host but the
-# geometry): 165 ops / 85 views / 2 uploads.
+# geometry): 164 ops / 84 views / 2 uploads.
 
 
 @pytest.mark.parametrize("name", PIPES)
