@@ -138,17 +138,20 @@ class SampleContext:
 
 
 class GpuContext(ChunkContext):
-    """A GPU operator's view: the whole batch (a chunk from 0 to n) and its torch device
-    (the runner makes the pipeline's CUDA stream current around the operator). Random
-    draws are the CPU operators' draws: same seed, same sample indices."""
+    """A GPU operator's view: the whole batch (a chunk from 0 to n), its torch device and
+    the pipeline's CUDA stream (``stream``; None on CPU tensors), which the runner makes
+    current around the operator: an operator that works on another stream (a decoder's
+    own) joins this one with an event, never with a host wait. Random draws are the CPU
+    operators' draws: same seed, same sample indices."""
 
-    __slots__ = ("device", "pool")
+    __slots__ = ("device", "pool", "stream")
 
     def __init__(self, batch: BatchContext, seed: int, n: int, source_info: list[str] | None,
-                 device: Any, pool: Any = None):
+                 device: Any, pool: Any = None, stream: Any = None):
         super().__init__(batch, seed, 0, n, source_info)
         self.device = device
         self.pool = pool  # the pipeline's WorkerPool, for CPU work inside a GPU operator
+        self.stream = stream
 
     def map(self, fn: Any, n: int) -> list:
         """``[fn(0), ..., fn(n-1)]`` on the pipeline's threads (here when there is no pool)."""

@@ -121,7 +121,8 @@ class GpuRunner:
             ins.append(value)
         argv = {key: values[node] for key, node in op.arg_nodes.items()}
         info = infos.get(self.plan.info_from.get(op.outputs[0]))
-        ctx = GpuContext(bctx, ex.seeds(bctx.epoch)[op], n, info, self.device, ex.pool)
+        ctx = GpuContext(bctx, ex.seeds(bctx.epoch)[op], n, info, self.device, ex.pool,
+                         self.stream)
         start = perf_counter()
         try:
             outs = bctx.variant.instances[op].run(ins, argv, ctx)

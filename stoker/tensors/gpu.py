@@ -9,6 +9,7 @@ framework iterators use), or through DLPack.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -124,6 +125,8 @@ class TensorListGPU:
 
     def __init__(self, data: Any, layout: str | None = None,
                  source_info: list[str] | None = None, event: Any = None):
+        if isinstance(data, Sequence) and not isinstance(data, list | tuple):
+            data = list(data)  # a ragged batch held in one tensor (kernels/gpu/batch.py)
         if isinstance(data, list | tuple):
             self._dense = None
             self._samples: list | None = [s.as_torch() if isinstance(s, TensorGPU) else s

@@ -76,6 +76,9 @@ def test_run_returns_before_the_gpu_work_ends_and_consumers_wait_on_the_event(mo
     with pipe:
         x = fn.external_source(source=lambda: np.zeros((2, 3), np.int32))
         pipe.set_outputs(fn.flip(x.gpu()))
+    # The steady state: the first batch loads the kernels, and CUDA's lazy module loading
+    # may wait for the device while it does (a kernel loaded behind the sleeping one).
+    pipe.run()
     (out,) = pipe.run()
     assert not out._event.query()  # no host wait inside the pipeline
     t = out.as_torch()  # the current stream waits for the event

@@ -9,6 +9,7 @@ rounding helpers reproduce the CPU operators' conversions exactly
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -115,14 +116,16 @@ def is_gpu_value(value: Any) -> bool:
 
 
 def upload_batch(value: Any, device: Any) -> Any:
-    """A CPU batch value (dense array or list of arrays) as torch tensors on ``device``."""
+    """A CPU batch value (dense array or list of arrays) as torch tensors on ``device``:
+    one copy per batch, from page-locked memory on CUDA. A ragged batch becomes one
+    ``Ragged`` (the samples one after another in one tensor, so the batched kernels
+    take the whole batch at once); on CPU tensors it is made the same way (one buffer, one
+    tensor), so the CPU-tensor path does what the GPU path does."""
     if is_gpu_value(value):
         return value
-    if device.type == "cpu":
-        if isinstance(value, np.ndarray):
-            return torch.from_numpy(_writable(value))
-        return [torch.from_numpy(_writable(np.asarray(v))) for v in value]
     if isinstance(value, np.ndarray):
+        if device.type == "cpu":
+            return torch.from_numpy(_writable(value))
         staging = torch.empty(value.shape, dtype=torch_dtype(value.dtype), pin_memory=True)
         staging.numpy()[...] = value
         return staging.to(device, non_blocking=True)
@@ -130,23 +133,108 @@ def upload_batch(value: Any, device: Any) -> Any:
     if not samples:
         return []
     dtype = samples[0].dtype
-    if any(s.dtype != dtype for s in samples):
+    if any(s.dtype != dtype for s in samples) or dtype not in _NP_TO_TORCH:
         return [upload_batch(s, device) for s in samples]
-    # One staging buffer and one copy for the whole ragged batch, then per-sample views.
     sizes = [s.size for s in samples]
-    staging = torch.empty(sum(sizes), dtype=torch_dtype(dtype), pin_memory=True)
-    flat = staging.numpy()
-    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-    for s, lo, hi in zip(samples, offsets[:-1], offsets[1:], strict=True):
-        flat[lo:hi] = s.reshape(-1)
-    on_device = staging.to(device, non_blocking=True)
-    return [on_device[lo:hi].view(s.shape) for s, lo, hi in
-            zip(samples, offsets[:-1], offsets[1:], strict=True)]
+    host, staging = pinned_staging(max(sum(sizes), 1), dtype, device)
+    at = 0
+    for s, size in zip(samples, sizes, strict=True):
+        host[at:at + size] = s.reshape(-1)
+        at += size
+    return Ragged.packed(send(staging, device)[:sum(sizes)],
+                           [s.shape for s in samples])
+
+
+class Ragged(Sequence):
+    """Samples of different shapes inside one 1-D tensor ``base``: sample j has shape
+    ``shapes[j]`` and element strides ``strides[j]`` and starts at element
+    ``offsets[j]`` of ``base``. A sequence of per-sample tensors (views, made on first use)."""
+
+    def __init__(self, base: torch.Tensor, offsets: np.ndarray, shapes: np.ndarray,
+                 strides: np.ndarray):
+        self.base = base
+        self.offsets = np.asarray(offsets, np.int64)
+        self.shapes = np.asarray(shapes, np.int64)
+        self.strides = np.asarray(strides, np.int64)
+        self._items: list[torch.Tensor] | None = None
+
+    @classmethod
+    def packed(cls, base: torch.Tensor, shapes: list[tuple[int, ...]]) -> Ragged:
+        """C-ordered samples one after another in ``base``."""
+        ndim = len(shapes[0]) if shapes else 0
+        sh = np.asarray(shapes, np.int64).reshape(len(shapes), ndim)
+        sizes = sh.prod(axis=1) if ndim else np.ones(len(shapes), np.int64)
+        offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+        strides = np.ones_like(sh)
+        for k in range(ndim - 2, -1, -1):
+            strides[:, k] = strides[:, k + 1] * sh[:, k + 1]
+        return cls(base, offsets, sh, strides)
+
+    @classmethod
+    def padded(cls, dense: torch.Tensor, shapes: np.ndarray) -> Ragged:
+        """Sample j is the leading ``shapes[j]`` corner of ``dense[j]`` (contiguous)."""
+        dense = dense.contiguous()
+        n = dense.shape[0]
+        per = dense[0].numel() if n else 0
+        strides = np.broadcast_to(np.asarray(dense.stride()[1:], np.int64),
+                                  (n, dense.dim() - 1))
+        return cls(dense.view(-1), np.arange(n, dtype=np.int64) * per, shapes, strides)
+
+    @property
+    def device(self) -> torch.device:
+        return self.base.device
+
+    @property
+    def dtype(self) -> torch.dtype:
+        return self.base.dtype
+
+    @property
+    def ndim(self) -> int:
+        """As a dense batch's: the samples' number of dimensions plus one."""
+        return int(self.shapes.shape[1]) + 1
+
+    def __len__(self) -> int:
+        return len(self.offsets)
+
+    def _views(self) -> list[torch.Tensor]:
+        if self._items is None:
+            start = self.base.storage_offset()
+            self._items = [self.base.as_strided(tuple(int(v) for v in s),
+                                                tuple(int(v) for v in st), start + int(o))
+                           for o, s, st in zip(self.offsets, self.shapes, self.strides,
+                                               strict=True)]
+        return self._items
+
+    def __getitem__(self, i: Any) -> Any:
+        return self._views()[i]
+
+    def __iter__(self):
+        return iter(self._views())
+
+    def tolist(self) -> list[torch.Tensor]:
+        return list(self._views())
+
+
+def pinned_staging(n: int, dtype: np.dtype, device: torch.device) -> tuple[np.ndarray, Any]:
+    """A host buffer of n elements to fill, and the tensor over it that goes to ``device``
+    (page-locked memory on CUDA, so the copy does not block the host)."""
+    if device.type == "cuda":
+        staging = torch.empty(n, dtype=torch_dtype(dtype), pin_memory=True)
+        return staging.numpy(), staging
+    host = np.empty(n, dtype)
+    return host, host
+
+
+def send(staging: Any, device: torch.device) -> torch.Tensor:
+    """The staging buffer on the device: one copy (none on CPU tensors)."""
+    if isinstance(staging, np.ndarray):
+        return torch.from_numpy(staging)
+    return staging.to(device, non_blocking=True)
 
 
 def download_batch(value: Any) -> Any:
     """A GPU batch value as numpy (waits for the work on the current stream)."""
-    if isinstance(value, list | tuple):
+    if isinstance(value, list | tuple) or not hasattr(value, "detach"):  # or a Ragged
         return [t.detach().cpu().numpy() for t in value]
     return value.detach().cpu().numpy()
 

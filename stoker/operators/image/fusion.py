@@ -215,18 +215,20 @@ def _fold_decoder_into_resampler(op: OpNode, uses: Counter) -> bool:
 def _fold_resampler_into_cmn(op: OpNode, uses: Counter) -> bool:
     """resize / random_resized_crop (decoded or not) -> crop_mirror_normalize: the last
     resampling pass writes the normalized, mirrored window; nothing outside it is made."""
-    if op.schema.name != "crop_mirror_normalize" or op.device != "cpu" or "_pre_crop" in op.args:
+    if op.schema.name != "crop_mirror_normalize" or op.device not in ("cpu", "gpu") or \
+            "_pre_crop" in op.args:
         return False
     src = op.inputs[0]
     prod = src.op
-    if uses[id(src)] != 1 or prod.device != "cpu" or prod.args.get("preserve"):
+    if uses[id(src)] != 1 or prod.device != op.device or prod.args.get("preserve"):
         return False
-    if prod.schema.name in _RESAMPLERS:
+    if prod.schema.name in _RESAMPLERS:  # on the GPU too: one batched resampling
         if prod.args.get("save_attrs") or prod.inputs[0].layout != "HWC":
             return False
         target, stages = "_resize_normalize", {prod.schema.name: prod.args}
         nodes = _prefixed(prod.schema.name, prod.arg_nodes)
-    elif prod.schema.name == "_decode_resize" and prod.args.get("normalize") is None:
+    elif prod.schema.name == "_decode_resize" and prod.args.get("normalize") is None and \
+            op.device == "cpu":
         target = "_decode_resize"
         stages = {k: prod.args[k] for k in ("decode", "resize", "random_resized_crop")
                   if k in prod.args}

@@ -35,7 +35,8 @@ RESAMPLING_ARGS = (
     Arg("mag_filter", "interp_type", LINEAR, "Filter used when enlarging.", per_sample=True),
     Arg("antialias", "bool", True, "Widen the filter by the shrink factor when shrinking."),
     Arg("dtype", "dtype", None, "Output type: the input type (default) or FLOAT."),
-    Arg("minibatch_size", "int", 32, "Accepted for portability; stoker resizes per sample."),
+    Arg("minibatch_size", "int", 32, "Accepted for portability; stoker's GPU resize takes "
+        "the whole batch at once."),
     Arg("temp_buffer_hint", "int", 0, "Accepted for portability (GPU scratch size)."),
 )
 

@@ -40,6 +40,7 @@ from stoker.kernels.cpu.image.resize_normalize import (
     normalize_stage,
     resample_normalized,
 )
+from stoker.kernels.gpu.lazy import lazy
 from stoker.operators.image import decoders
 from stoker.operators.image import resize as resize_ops
 from stoker.operators.image.crop_mirror_normalize import (
@@ -295,6 +296,9 @@ register(OpSchema(
     inputs=(Input("input", "HWC images."),),
     args=_STAGE_ARGS,
     kernel=resize_normalize_kernel, instance=_instance, random=True,
+    # (fused on the GPU too: the chain's GPU kernels give its tolerance, so the schema
+    # lists the CPU alone and the contract battery does not compare it on its own)
+    gpu_kernel=lazy("image.resize_fused", "resize_normalize"),
     check=_check("_resize_normalize"),
     dtype=_dtype, layout=_layout,
     examples=(

@@ -23,12 +23,38 @@ from stoker.operators.image.image_args import check_input_type, out_dtype, rgb_i
 F32 = torch.float32
 
 
-def _each(x: Any, fn: Any) -> Any:
-    """``fn(chunk, rows)`` on the dense batch at once, or on each sample of a ragged one
-    (``rows`` selects the samples' parameters)."""
+def _each(x: Any, fn: Any, same_channels: bool = True) -> Any:
+    """``fn(chunk, rows)`` on the dense batch at once, on the pixels of a ragged batch held
+    in one tensor at once (``_pixels``), or else on each sample (``rows`` selects the
+    samples' parameters: a slice, or each pixel's sample index)."""
     if G.is_dense(x):
         return fn(x, slice(None))
+    found = _pixels(x) if same_channels else None
+    if found is not None:
+        pixels, rows = found
+        out = fn(pixels, rows)
+        return G.Ragged(out.reshape(-1), x.offsets, x.shapes, x.strides)
     return [fn(s[None], slice(j, j + 1))[0] for j, s in enumerate(x)]
+
+
+def _pixels(x: Any) -> tuple[torch.Tensor, torch.Tensor] | None:
+    """A Ragged of channel-last samples as (pixels, C) of its whole tensor, with each
+    pixel's sample index (made on the device from the samples' spans: a fixed number of
+    operations); None for other batches. Pixels between samples (padding) are computed
+    too and stay unused."""
+    if not isinstance(x, G.Ragged) or len(x) == 0 or x.shapes.shape[1] < 2:
+        return None
+    c = int(x.shapes[0, -1])
+    ends = np.append(x.offsets[1:], x.base.numel())
+    spans = ends - x.offsets
+    if x.offsets[0] != 0 or (spans < 0).any() or (x.shapes[:, -1] != c).any() or \
+            (x.strides[:, -1] != 1).any() or (spans % c).any():
+        return None
+    counts = G.upload(spans // c, x.device)
+    n = len(x)
+    rows = torch.repeat_interleave(torch.arange(n, device=x.device), counts,
+                                   output_size=int(spans.sum() // c))
+    return x.base.view(-1, c), rows
 
 
 def _per_sample(t: torch.Tensor, ndim: int) -> torch.Tensor:
@@ -36,10 +62,19 @@ def _per_sample(t: torch.Tensor, ndim: int) -> torch.Tensor:
     return t.reshape(t.shape[:1] + (1,) * (ndim - 1) + t.shape[1:])
 
 
+def _shapes(x: Any) -> list[tuple[int, ...]]:
+    """The samples' shapes, read without making per-sample views."""
+    if G.is_dense(x):
+        return [tuple(x.shape[1:])] * len(x)
+    if isinstance(x, G.Ragged):
+        return [tuple(int(v) for v in s) for s in x.shapes]
+    return [tuple(s.shape) for s in x]
+
+
 def _host_view(x: torch.Tensor) -> np.ndarray:
     """An empty numpy array of the sample's type and shape, for the CPU's checks."""
-    return np.empty((1, *x.shape[1:]) if G.is_dense(x) else (1, *x[0].shape),
-                    G.numpy_dtype(x.dtype if G.is_dense(x) else x[0].dtype))
+    dtype = x.dtype if G.is_dense(x) or isinstance(x, G.Ragged) else x[0].dtype
+    return np.empty((1, *_shapes(x)[0]), G.numpy_dtype(dtype))
 
 
 # -- brightness, contrast, brightness_contrast ----------------------------------------------
@@ -73,8 +108,8 @@ def twist(ins: list, args: dict, ctx: Any) -> Any:
     probe = _host_view(x)
     mats, offsets = C.twist_parameters(probe, args, n)
     if not G.is_dense(x):  # the probe is sample 0's: every sample must be RGB, as on the CPU
-        for s in x[1:]:
-            rgb_images(np.empty((1, *s.shape), probe.dtype), args)
+        for shape in _shapes(x)[1:]:
+            rgb_images(np.empty((1, *shape), probe.dtype), args)
     offsets = np.broadcast_to(offsets[:, None], (n, 3))
     mats_t = G.upload(mats.astype(np.float32), ctx.device)
     offs_t = G.upload(offsets.astype(np.float32), ctx.device)
@@ -177,8 +212,9 @@ def color_space_conversion(ins: list, args: dict, ctx: Any) -> Any:
     src = types.DALIImageType(args["image_type"]).name
     dst = types.DALIImageType(args["output_type"]).name
     want = K.CHANNELS[src]
-    for s in G.samples(x):
-        if s.ndim < 2 or s.shape[-1] != want:
+    for shape in _shapes(x):
+        if len(shape) < 2 or shape[-1] != want:
             raise ValueError(f"a {src} image needs {want} channel(s) in its last dimension, "
-                             f"got shape {tuple(s.shape)}")
-    return _each(x, lambda chunk, rows: _convert(chunk, src, dst))
+                             f"got shape {shape}")
+    return _each(x, lambda chunk, rows: _convert(chunk, src, dst),
+                 same_channels=K.CHANNELS[dst] == want)

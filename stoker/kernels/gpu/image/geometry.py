@@ -18,6 +18,7 @@ import torch
 from stoker import types
 from stoker.kernels.cpu.image import crop as K
 from stoker.kernels.gpu import common as G
+from stoker.kernels.gpu.image import window_batch as W
 from stoker.operators.image import crop_planes as P
 from stoker.operators.image.crop_mirror_normalize import (
     _channels_vector,
@@ -174,8 +175,45 @@ def batch_frames(x: torch.Tensor, layout: str) -> torch.Tensor:
 # -- crop -----------------------------------------------------------------------------------
 
 
+def _batch_facts(x: Any) -> tuple[torch.dtype, int, list[tuple[int, ...]]]:
+    """(type, sample ndim, sample shapes) of a dense, Ragged or listed batch, read
+    without making per-sample views."""
+    if isinstance(x, torch.Tensor):
+        return x.dtype, x.dim() - 1, [tuple(x.shape[1:])] * len(x)
+    if isinstance(x, G.Ragged):
+        return x.dtype, x.ndim - 1, [tuple(int(v) for v in s) for s in x.shapes]
+    return x[0].dtype, x[0].dim(), [tuple(t.shape) for t in x]
+
+
+_HW_AXES = {"HW": (0, 1), "HWC": (0, 1), "CHW": (1, 2)}
+
+
+def _batched_windows(x: Any, args: dict, ctx: Any, name: str) -> Any:
+    """(layout, dtype, channels, windows) of a batch of single images that the batched
+    gathers (``window_batch``) may take, or None."""
+    dtype, ndim, shapes = _batch_facts(x)
+    layout = sample_layout(args, ndim)
+    if layout not in _HW_AXES or any(len(s) != ndim for s in shapes) or \
+            (name == "crop" and _host_only(args, layout, G.numpy_dtype(dtype))):
+        return None
+    a, b = _HW_AXES[layout]
+    c = 1 if layout == "HW" else shapes[0][2 if layout == "HWC" else 0]
+    wins = windows([(s[a], s[b]) for s in shapes], G.sample_args(args, len(shapes)))
+    return layout, dtype, c, wins
+
+
 def crop(ins: list, args: dict, ctx: Any) -> Any:
     x = ins[0]
+    if len(x):
+        facts = _batched_windows(x, args, ctx, "crop")
+        if facts is not None:  # single images: the whole batch in one gather
+            layout, dtype, c, wins = facts
+            fill = P.fill_cast(P.fill_or_zero(args["fill_values"], c,
+                                              args["out_of_bounds_policy"] == "pad"),
+                               G.numpy_dtype(dtype))
+            done = W.crop(x, layout, wins, np.broadcast_to(fill, (c,)), ctx.device)
+            if done is not None:
+                return done
     items = G.samples(x)
     n = len(items)
     if n == 0:
@@ -205,8 +243,8 @@ def flip(ins: list, args: dict, ctx: Any) -> Any:
     n = len(x)
     if n == 0:
         return x
-    first = x[0]
-    layout = args["_in_layouts"][0] or DEFAULT_LAYOUT.get(first.ndim, "")
+    _, ndim, _ = _batch_facts(x)
+    layout = args["_in_layouts"][0] or DEFAULT_LAYOUT.get(ndim, "")
     flags = {}
     for letter, key in (("W", "horizontal"), ("H", "vertical"), ("D", "depthwise")):
         if letter in layout:
@@ -219,9 +257,14 @@ def flip(ins: list, args: dict, ctx: Any) -> Any:
             if col.all():
                 out = out.flip(axis + 1)
             elif col.any():
-                mask = G.upload(col, ctx.device).view((n,) + (1,) * first.ndim)
+                mask = G.upload(col, ctx.device).view((n,) + (1,) * ndim)
                 out = torch.where(mask, out.flip(axis + 1), out)
         return G.restore(out.contiguous(), dtype)
+    if layout in _HW_AXES:  # ragged single images: one gather into a Ragged
+        done = W.flip(x, layout, flags[layout.index("W")], flags[layout.index("H")],
+                      ctx.device)
+        if done is not None:
+            return done
     results = []
     for j, s in enumerate(x):
         axes = [a for a, col in flags.items() if col[j]]
@@ -242,6 +285,9 @@ def crop_mirror_normalize(ins: list, args: dict, ctx: Any) -> Any:
     if args.get("_pre_crop") is not None:
         raise ValueError("the crop -> crop_mirror_normalize fusion is CPU-only")
     x = ins[0]
+    done = _cmn_batched(x, args, ctx) if len(x) else None
+    if done is not None:
+        return done
     items = G.samples(x)
     n = len(items)
     out_np = types.to_numpy(args["dtype"])
@@ -279,6 +325,31 @@ def crop_mirror_normalize(ins: list, args: dict, ctx: Any) -> Any:
             norm = torch.nn.functional.pad(norm, (0, padded_channels(c) - c))
         results.extend(from_frames(part, layout, channels_first) for part in norm.split(f))
     return G.as_batch(results)
+
+
+def _cmn_batched(x: Any, args: dict, ctx: Any) -> Any:
+    """uint8 images with constant mean/std, windows of one size: one table copy, one
+    gather, one lookup (``window_batch.cmn``); None otherwise."""
+    out_np = types.to_numpy(args["dtype"])
+    if {"mean", "std"} & G.per_sample_names(args) or args["out_of_bounds_policy"] == "pad" \
+            and args["pad_output"]:
+        return None
+    facts = _batched_windows(x, args, ctx, "cmn")
+    if facts is None or facts[1] != torch.uint8:
+        return None
+    layout, _, c, wins = facts
+    out_layout = P.out_letters(layout, args["output_layout"])
+    if _host_only(args, layout, out_np) or out_layout not in ("CHW", "HWC", "HW"):
+        return None
+    mean = _channels_vector(args["mean"], c, "mean")
+    std = _channels_vector(args["std"], c, "std")
+    table = K.normalize_table(mean, std, args["scale"], args["shift"],
+                              _cmn_fill(args, c, out_np), K.table_type(out_np))
+    n = len(wins)
+    mirror = np.broadcast_to(np.asarray(args["mirror"]).reshape(-1), (n,)).astype(bool)
+    pad_to = padded_channels(c) if args["pad_output"] else c
+    return W.cmn(x, layout, wins, mirror, table, out_np, pad_to, out_layout == "CHW",
+                 ctx.device)
 
 
 def _lookup(win: torch.Tensor, inside: torch.Tensor | None, table: torch.Tensor,

@@ -21,6 +21,7 @@ import torch
 
 from stoker.kernels.cpu.image import resize as K
 from stoker.kernels.gpu import common as G
+from stoker.kernels.gpu.image.resample_batch import resize_batch as resample_batch
 from stoker.operators.image import resize as R
 
 
@@ -124,10 +125,17 @@ def _run(ins: list, args: dict, ctx: Any, geometry: Any) -> list[torch.Tensor]:
     return results
 
 
+def _resized(ins: list, args: dict, ctx: Any, geometry: Any) -> Any:
+    """The whole batch in a fixed number of operations (``resample_batch``) when it can,
+    else sample by sample (groups of equal geometry)."""
+    done = resample_batch(ins[0], args, ctx, geometry)
+    if done is not None:
+        return done
+    return G.as_batch(_run(ins, args, ctx, geometry))
+
+
 def resize(ins: list, args: dict, ctx: Any) -> Any:
-    results = _run(ins, args, ctx,
-                   lambda hw, a, j: R.geometry(hw, a))
-    out = G.as_batch(results)
+    out = _resized(ins, args, ctx, lambda hw, a, j: R.geometry(hw, a))
     if args.get("save_attrs"):
         sizes = []
         for s in G.samples(ins[0]):
@@ -139,11 +147,11 @@ def resize(ins: list, args: dict, ctx: Any) -> Any:
 
 
 def resize_crop_mirror(ins: list, args: dict, ctx: Any) -> Any:
-    return G.as_batch(_run(ins, args, ctx, lambda hw, a, j: R.crop_geometry(
-        R.geometry(hw, a), a, bool(np.asarray(a.get("mirror", 0))))))
+    return _resized(ins, args, ctx, lambda hw, a, j: R.crop_geometry(
+        R.geometry(hw, a), a, bool(np.asarray(a.get("mirror", 0)))))
 
 
 def random_resized_crop(ins: list, args: dict, ctx: Any) -> Any:
     # The same draw as the CPU operator: sample j's stream (operator seed, index in the epoch).
-    return G.as_batch(_run(ins, args, ctx, lambda hw, a, j: R.random_resized_geometry(
-        hw, a, ctx.sample(j))))
+    return _resized(ins, args, ctx, lambda hw, a, j: R.random_resized_geometry(
+        hw, a, ctx.sample(j)))
