@@ -292,15 +292,21 @@ def run(args: argparse.Namespace, files: list[str], indexes: list[str]) -> None:
             # DALI's num_positives: the anchors matched to an object, per image
             positives = sum((out[f"classes_l{lv}"] >= 0).flatten(1).sum(1)
                             for lv in range(anchors.min_level, anchors.max_level + 1))
-            real = boxes[classes >= 0]
+            encoded = set()
+            for lv in range(anchors.min_level, anchors.max_level + 1):
+                level = out[f"classes_l{lv}"]
+                encoded |= set(level[level >= 0].tolist())
+            real = boxes[classes >= 0]  # the objects, not the padding
+            ordered = bool((real[:, 2:] >= real[:, :2]).all())
             assert torch.isfinite(images).all()
             print(f"step {step}: images shape {tuple(images.shape)} {images.dtype}, "
                   f"boxes shape {tuple(boxes.shape)} {boxes.dtype}, classes shape "
                   f"{tuple(classes.shape)} {classes.dtype}, objects {len(real)}, labels "
-                  f"{sorted(set(classes[classes >= 0].tolist()))}, boxes within "
-                  f"[{real.min().item() if len(real) else 0:.1f}, "
-                  f"{real.max().item() if len(real) else 0:.1f}], positives per image "
-                  f"{positives.float().mean().item():.1f}")
+                  f"{sorted(set(classes[classes >= 0].tolist()))}, encoded "
+                  f"{sorted(encoded)}, boxes within "
+                  f"[{real.min().item() if len(real) else 0:.2f}, "
+                  f"{real.max().item() if len(real) else 0:.2f}] ordered {ordered}, "
+                  f"positives per image {positives.float().mean().item():.1f}")
             print("  levels " + ", ".join(f"{k} {tuple(out[k].shape)} {out[k].dtype}"
                                           for k in names[3:]))
             seen += images.shape[0]

@@ -114,7 +114,9 @@ def compose(first: np.ndarray, then: np.ndarray) -> np.ndarray:
 
 def transform_points(points: np.ndarray, matrix: np.ndarray | None,
                      offset: np.ndarray | None) -> np.ndarray:
-    """``points @ matrix.T + offset`` in float64 (points are the rows)."""
+    """``points @ matrix.T + offset`` in float64 (points are the rows). By einsum, not
+    ``@``: matmul hands a tall (N, D) product to OpenBLAS's threads, which on two busy
+    cores took 62-130 ms for EfficientDet's 49,104 anchors where this takes 2-7 ms."""
     p = points.astype(np.float64)
-    out = p @ matrix.T if matrix is not None else p
+    out = np.einsum("nj,ij->ni", p, matrix) if matrix is not None else p
     return out + offset if offset is not None else out
