@@ -19,11 +19,21 @@ def transform_points(points, matrix, offset):  # pragma: no cover - compiled
     (R,)."""
     n, d = points.shape
     r = matrix.shape[0]
+    # Each output's nonzero terms, found once: the matrices are mostly permutations and
+    # scales (one term per output), so the loop below skips most multiplications.
+    cols = np.zeros((r, d), np.int64)
+    counts = np.zeros(r, np.int64)
+    for i in range(r):
+        for j in range(d):
+            if matrix[i, j] != 0:
+                cols[i, counts[i]] = j
+                counts[i] += 1
     out = np.empty((n, r), np.float64)
     for k in range(n):
         for i in range(r):
             acc = offset[i]
-            for j in range(d):
+            for q in range(counts[i]):
+                j = cols[i, q]
                 acc += matrix[i, j] * np.float64(points[k, j])
             out[k, i] = acc
     return out
