@@ -43,7 +43,10 @@ def _feature(value: Any) -> bytes:
     empty list of boxes is still a FloatList, as a reader of float32 features expects.)"""
     if isinstance(value, bytes):
         return _field(1, _field(1, value))
-    if value.dtype.kind == "f":
+    kind = 2 if value.dtype.kind == "f" else 3
+    if not len(value):  # an empty list, as protobuf writes it: no packed field at all
+        return _field(kind, b"")
+    if kind == 2:
         return _field(2, _field(1, value.astype("<f4").tobytes()))
     return _field(3, _field(1, b"".join(_varint(int(v)) for v in value)))
 
