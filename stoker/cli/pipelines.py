@@ -102,7 +102,7 @@ NAMES = ("cifar", *FILE_PIPELINES)
 # What a user's pipeline file may import its library as: the same names in stoker and in
 # DALI, so a file written against either runs with either (``stoker bench FILE --compare
 # dali``: the port is the import line).
-_LIBRARY_MODULES = ("", ".fn", ".types", ".math")
+_LIBRARY_MODULES = ("", ".fn", ".types", ".math", ".tfrecord")
 
 
 @contextlib.contextmanager

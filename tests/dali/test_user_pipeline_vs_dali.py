@@ -62,3 +62,33 @@ def test_bench_compares_a_user_file_with_dali(user_file):
     assert "torchvision: no recipe for a user's pipeline file, skipped" in out
     rows = [line.split()[0] for line in out.splitlines()[-3:] if line.strip()]
     assert rows[-2:] == ["stoker", "dali"]
+
+
+def test_a_file_importing_stoker_tfrecord_reads_with_dalis_features(tmp_path):
+    # ``import stoker.tfrecord as tfrec`` answers with nvidia.dali.tfrecord under DALI, so
+    # the feature descriptions are the ones DALI's reader takes.
+    from stoker.cli.coco_tfrecord import _framed, encode_example
+    from stoker.cli.indexes import tfrecord_index
+
+    data = tmp_path / "small.tfrecord"
+    data.write_bytes(b"".join(_framed(encode_example({"v": np.array([k, 2 * k])}))
+                              for k in range(4)))
+    tfrecord_index(str(data), str(data) + "_idx")
+    path = tmp_path / "tf_pipe.py"
+    path.write_text(textwrap.dedent(f"""
+        import stoker.tfrecord as tfrec
+        from stoker import fn, pipeline_def
+
+        @pipeline_def
+        def pipeline():
+            return fn.readers.tfrecord(path=[{str(data)!r}], index_path=[{str(data) + "_idx"!r}],
+                                       features={{"v": tfrec.FixedLenFeature([2], tfrec.int64,
+                                                                             -1)}})["v"]
+    """))
+    for library in ("stoker", "dali"):
+        pipe = load_user_pipeline(str(path), 4, 1, library)
+        pipe.build()
+        (out,) = pipe.run()
+        values = np.stack([np.array(out[i]) for i in range(4)])
+        np.testing.assert_array_equal(values, [[k, 2 * k] for k in range(4)])
+    assert sys.modules["stoker.tfrecord"].__name__ == "stoker.tfrecord"

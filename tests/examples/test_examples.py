@@ -205,3 +205,48 @@ def test_video_loader_reads_every_window_once_with_the_right_frames():
     assert shapes(out, "label shape:") == [(3,), (3,), (2,)]
     assert "epoch: 8 clips (len 3)" in out
     assert "every clip holds the frames it should" in out
+
+
+def test_efficientdet_tfrecord_pipeline_gives_effdet_targets_with_partial_epochs():
+    # 10 generated images in two TFRecord shards, batches of 4: 4, 4, 2 (PARTIAL), and the
+    # fourth step starts the second epoch. Output 256 x 256: levels 3..7 are 32..2 cells.
+    out = run_example(str(EXAMPLES / "efficientdet_tfrecord.py"), *TINY, "--images", "10",
+                      "--batch-size", "4", "--iters", "4", "--size", "256")
+    cells = sum(s * s for s in (32, 16, 8, 4, 2))
+    assert f"{cells * 9} anchors; 3 batches per epoch" in out, out
+    sizes = [4, 4, 2, 4]
+    assert shapes(out, "images shape") == [(b, 256, 256, 3) for b in sizes]
+    assert shapes(out, "boxes shape") == [(b, 100, 4) for b in sizes]
+    assert shapes(out, "classes shape") == [(b, 100) for b in sizes]
+    assert out.count("torch.float32, boxes shape") == 4
+    assert out.count("(4, 100, 4) torch.float32, classes shape") == 3
+    assert out.count("torch.int32, objects") == 4
+    for level, cell in zip(range(3, 8), (32, 16, 8, 4, 2), strict=True):
+        assert shapes(out, f"classes_l{level}") == [(b, cell, cell, 9) for b in sizes]
+        assert shapes(out, f"boxes_l{level}") == [(b, cell, cell, 36) for b in sizes]
+        assert out.count(f"classes_l{level} ({sizes[0]}, {cell}, {cell}, 9) torch.int32") == 3
+        assert out.count(f"boxes_l{level} ({sizes[0]}, {cell}, {cell}, 36) torch.float32") == 3
+    # The labels are the generated COCO category ids (7, 1, 90, 3), not remapped; the
+    # anchors' classes are those labels minus one, background -1.
+    for labels, encoded in re.findall(r"labels \[([\d, ]*)\], encoded \[([\d, ]*)\]", out):
+        labels = {int(v) for v in labels.split(",") if v.strip()}
+        encoded = {int(v) for v in encoded.split(",") if v.strip()}
+        assert labels <= {1, 3, 7, 90} and {v + 1 for v in encoded} <= labels, out
+    # Boxes are (ymin, xmin, ymax, xmax) in pixels of the 256 x 256 output: within [0, 1]
+    # once divided by it.
+    ranges = re.findall(r"boxes within \[(\S+), (\S+)\]", out)
+    assert len(ranges) == 4
+    for low, high in ranges:
+        assert 0.0 <= float(low) / 256 <= float(high) / 256 <= 1.0
+    objects = [int(v) for v in re.findall(r"objects (\d+)", out)]
+    positives = [float(v) for v in re.findall(r"positives per image (\S+)", out)]
+    assert sum(objects) > 0 and len(positives) == 4 and max(positives) > 0
+    assert all(p == 0 for p, n in zip(positives, objects, strict=True) if n == 0)
+    assert "ordered True" in out and "ordered False" not in out
+
+
+def test_efficientdet_file_is_dalis_pipeline_with_only_the_import_changed():
+    text = (EXAMPLES / "efficientdet_tfrecord.py").read_text()
+    assert "import stoker.tfrecord as tfrec\nfrom stoker import fn, math, pipeline_def, types" \
+        in text
+    assert "nvidia" not in text.split('"""', 2)[2]

@@ -129,12 +129,12 @@ def encode_boxes(boxes: np.ndarray, labels: np.ndarray, anchors: np.ndarray, cri
     (an unmatched anchor gives itself), or with ``offset`` the normalized offsets of the
     matched box from its anchor (zeros where unmatched); and (M,) labels, 0 unmatched."""
     m = len(anchors)
-    a_ctr = (anchors[:, :2] + anchors[:, 2:]) * _F(0.5)
-    a_ext = anchors[:, 2:] - anchors[:, :2]
-    if offset:
+    if offset:  # only the matched anchors' centres and sizes are needed (EfficientDet: 49,104)
         out = np.zeros((m, 4), _F)
     else:
-        out = np.concatenate([a_ctr, a_ext], axis=1).astype(_F)
+        out = np.empty((m, 4), _F)
+        np.multiply(anchors[:, :2] + anchors[:, 2:], _F(0.5), out=out[:, :2])
+        np.subtract(anchors[:, 2:], anchors[:, :2], out=out[:, 2:])
     out_labels = np.zeros(m, np.int32)
     if len(boxes) == 0:
         return out, out_labels
@@ -148,8 +148,10 @@ def encode_boxes(boxes: np.ndarray, labels: np.ndarray, anchors: np.ndarray, cri
     b_ext = src[:, 2:] - src[:, :2]
     if offset:
         sc = _F(scale)
+        mine = anchors[matched]
         bc, be = b_ctr * sc, b_ext * sc
-        ac, ae = a_ctr[matched] * sc, a_ext[matched] * sc
+        ac = (mine[:, :2] + mine[:, 2:]) * _F(0.5) * sc
+        ae = (mine[:, 2:] - mine[:, :2]) * sc
         ctr = ((bc - ac) / ae - means[:2]) / stds[:2]
         ext = (np.log(be / ae) - means[2:]) / stds[2:]
         out[matched] = np.concatenate([ctr, ext], axis=1)
