@@ -71,7 +71,7 @@ def compile_plan(outputs: list[DataNode], all_ops: list[OpNode], pipeline_seed: 
                 f"got {type(out).__name__}: {out!r}"
             )
     traced = {op: op.schema.name for op in all_ops}
-    preserved = [op for op in all_ops if op.args.get("preserve")]
+    preserved = [op for op in all_ops if op.args.get("preserve") or op.schema.preserved]
     ops = collect(outputs, preserved)
     if fuse(ops, outputs):
         ops = collect(outputs, preserved)
