@@ -109,8 +109,8 @@ def _check(name: str, args: dict) -> None:
     layouts = args.get("output_layouts")
     if layouts is not None and not isinstance(layouts, str) and not (
             isinstance(layouts, list | tuple) and all(isinstance(v, str) for v in layouts)):
-        raise ArgumentError(f"fn.{name}: argument 'output_layouts' must be a layout string or a list "
-                            f"of them, got {layouts!r}")
+        raise ArgumentError(f"fn.{name}: argument 'output_layouts' must be a layout string "
+                            f"or a list of them, got {layouts!r}")
 
 
 def _layouts(in_layouts: list, args: dict) -> list:
