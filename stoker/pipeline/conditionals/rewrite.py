@@ -212,6 +212,29 @@ class _Rewrite(ast.NodeTransformer):
             result = _call(attr, value, _lambda(result), self._where(node))
         return ast.copy_location(result, node)
 
+    def visit_Compare(self, node: ast.Compare) -> ast.AST:
+        """``a < b < c`` is ``a < b and b < c`` with ``b`` evaluated once: per sample for
+        DataNodes, through ``and_`` (Python would ask a DataNode for its truth value)."""
+        self.generic_visit(node)
+        if len(node.ops) == 1:
+            return node
+        k = next(_counter)
+        temps = [f"{_PREFIX}cmp_{k}_{i}" for i in range(len(node.ops) - 1)]
+        parts: list[ast.expr] = []
+        left = node.left
+        for i, (op, right) in enumerate(zip(node.ops, node.comparators, strict=True)):
+            if i < len(temps):  # a middle operand: kept in a temporary for the next part
+                right_expr: ast.expr = ast.NamedExpr(
+                    target=ast.Name(id=temps[i], ctx=ast.Store()), value=right)
+            else:
+                right_expr = right
+            parts.append(ast.Compare(left=left, ops=[op], comparators=[right_expr]))
+            left = ast.Name(id=temps[i], ctx=ast.Load()) if i < len(temps) else right
+        result = parts[-1]
+        for part in reversed(parts[:-1]):
+            result = _call("and_", part, _lambda(result), self._where(node))
+        return ast.copy_location(result, node)
+
     def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
         node.body = _single_return(node.body)
         self.generic_visit(node)
@@ -238,8 +261,8 @@ class _Rewrite(ast.NodeTransformer):
                      ast.Name(id=defs[0].name, ctx=ast.Load()),
                      ast.Name(id=defs[1].name, ctx=ast.Load()),
                      ast.Tuple(elts=[ast.Constant(n) for n in names], ctx=ast.Load()),
-                     ast.Tuple(elts=[_call("get", _lambda(ast.Name(id=n, ctx=ast.Load())))
-                                     for n in names], ctx=ast.Load()),
+                     ast.Tuple(elts=[_call("get", _lambda(ast.Name(id=n, ctx=ast.Load())),
+                                           ast.Constant(n)) for n in names], ctx=ast.Load()),
                      self._where(node))
         if names:
             target = ast.Tuple(elts=[ast.Name(id=n, ctx=ast.Store()) for n in names],
@@ -308,7 +331,7 @@ def convert(function: Any) -> Any:
     code = _converted_code(function.__code__)
     cells = dict(zip(function.__code__.co_freevars, function.__closure__ or (), strict=True))
     closure = tuple(cells[name] for name in code.co_freevars)
-    function.__globals__.setdefault(AG, runtime)
+    function.__globals__.setdefault(AG, NAMESPACE)
     new = types.FunctionType(code, function.__globals__, function.__name__,
                              function.__defaults__, closure or None)
     new.__kwdefaults__ = function.__kwdefaults__
@@ -316,11 +339,20 @@ def convert(function: Any) -> Any:
     return new
 
 
-def convert_or_none(function: Any) -> Any:
+def converted_call(function: Any) -> Any:
+    """``function`` with its ``if`` statements rewritten, where it is the user's own Python
+    function (not stoker's, the standard library's or an installed package's, nor marked
+    with ``do_not_convert``); else ``function`` itself."""
     target = function.__func__ if isinstance(function, types.MethodType) else function
     if not isinstance(target, types.FunctionType) or not _convertible(target):
-        return None
+        return function
     try:
         return convert(function)
     except (OSError, TypeError, ValueError, SyntaxError, KeyError, StopIteration):
-        return None  # no source to read (a REPL, a built function): called as it is
+        return function  # no source to read (a REPL, a built function): called as it is
+
+
+# What the rewritten code reaches as `__stoker_ag__`.
+NAMESPACE = types.SimpleNamespace(
+    **{name: getattr(runtime, name) for name in runtime.__all__},
+    converted_call=converted_call)

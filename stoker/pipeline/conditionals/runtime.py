@@ -1,5 +1,5 @@
-"""What rewritten pipeline functions call (as ``__stoker_ag__``): ``if_stmt``, ``and_``,
-``or_``, ``not_``, ``get``, ``python_only`` and ``converted_call``.
+"""What rewritten pipeline functions call (as ``__stoker_ag__``, with rewrite.py's
+``converted_call``): ``if_stmt``, ``and_``, ``or_``, ``not_``, ``get``, ``python_only``.
 
 A Python condition keeps Python's semantics: only the branch taken runs. A DataNode
 condition (one scalar per sample) traces both branches, each in its conditional scope, so
@@ -24,23 +24,37 @@ NO_CONVERT = "_stoker_do_not_convert"  # do_not_convert's mark on a function
 
 
 class _Undefined:
-    """A variable not assigned (yet) when a branch starts or ends."""
+    """A variable not assigned (yet) when a branch starts or ends. Using it inside a branch
+    raises the NameError Python would raise for the unassigned variable."""
 
-    __slots__ = ()
+    __slots__ = ("name",)
+
+    def __init__(self, name: str = ""):
+        self.name = name
 
     def __repr__(self) -> str:
         return "<undefined>"
 
+    def _fail(self, *_: Any) -> Any:
+        where = describe(current_scope())
+        raise NameError(f"variable {self.name!r} has no value in {where}: it is assigned "
+                        "only later, or only in the other branch")
+
+
+for _dunder in ("add", "radd", "sub", "rsub", "mul", "rmul", "truediv", "rtruediv",
+                "floordiv", "mod", "pow", "and", "or", "xor", "lt", "le", "gt", "ge",
+                "getitem", "call", "iter", "len", "bool", "neg", "invert", "getattr"):
+    setattr(_Undefined, f"__{_dunder}__", _Undefined._fail)
 
 UNDEFINED: Any = _Undefined()
 
 
-def get(thunk: Callable[[], Any]) -> Any:
-    """A variable's value before an ``if``, or UNDEFINED where it has none yet."""
+def get(thunk: Callable[[], Any], name: str = "") -> Any:
+    """A variable's value before an ``if``, or an undefined stand-in where it has none yet."""
     try:
         return thunk()
     except NameError:  # (UnboundLocalError too)
-        return UNDEFINED
+        return _Undefined(name)
 
 
 def python_only(test: Any, where: str, why: str) -> Any:
@@ -87,8 +101,8 @@ def _shape_of(value: Any) -> str:
 def _merge(name: str, a: Any, b: Any, branching: Branching) -> Any:
     if a is b:
         return a
-    if a is UNDEFINED or b is UNDEFINED:
-        missing = "false" if b is UNDEFINED else "true"
+    if isinstance(a, _Undefined) or isinstance(b, _Undefined):
+        missing = "false" if isinstance(b, _Undefined) else "true"
         raise GraphError(
             f"the `if` at {branching.where}: variable {name!r} is assigned in one branch only "
             f"(not in the {missing} branch); assign it in both branches or before the `if`, "
@@ -168,15 +182,4 @@ def or_(left: Any, right: Callable[[], Any], where: str) -> Any:
                    ("`or`",), (), where)[0]
 
 
-def converted_call(function: Any) -> Any:
-    """``function`` with its ``if`` statements rewritten, where it is the user's own Python
-    function (not stoker's, the standard library's or an installed package's, nor marked
-    with ``do_not_convert``); else ``function`` itself."""
-    from stoker.pipeline.conditionals.rewrite import convert_or_none
-
-    converted = convert_or_none(function)
-    return function if converted is None else converted
-
-
-__all__ = ["UNDEFINED", "and_", "converted_call", "describe", "get", "if_stmt", "not_",
-           "or_", "python_only"]
+__all__ = ["UNDEFINED", "and_", "get", "if_stmt", "not_", "or_", "python_only"]
