@@ -2,7 +2,8 @@
 
 Operators: fn.cast, fn.cast_like, fn.copy, fn.shapes, fn.get_property, fn.constant,
 fn.one_hot, fn.reshape, fn.reinterpret, fn.transpose, fn.expand_dims, fn.squeeze, fn.cat,
-fn.stack, fn.pad, fn.slice, fn.normalize.
+fn.stack, fn.pad, fn.slice, fn.normalize, fn.reductions.sum, fn.reductions.mean,
+fn.reductions.min, fn.reductions.max.
 
 Hidden (DataNode methods make them): _arith (``a + b``, ``stoker.math``), _subscript
 (``node[...]``), _to_device (``.gpu()``, ``.cpu()``); and the conditionals'

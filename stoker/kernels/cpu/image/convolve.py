@@ -1,0 +1,55 @@
+"""2-D/3-D correlation of a sample with a small kernel (``fn.filter``), as DALI computes it:
+each output pixel is the sum over the kernel of weight x input, the kernel's ``anchor``
+on the output pixel (default: its centre), float32 accumulation in row-major tap order,
+borders per ``border``, integers rounded half away from zero and saturated."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from stoker.kernels.cpu.saturate import round_sat
+
+# DALI's border names -> numpy.pad's modes.
+BORDERS = {"reflect_101": "reflect", "reflect_1001": "symmetric", "wrap": "wrap",
+           "clamp": "edge", "constant": "constant"}
+
+
+def correlate(x: np.ndarray, kernel: np.ndarray, spatial: Sequence[int], anchor: Sequence[int],
+              border: str, mode: str, fill_value: float, out_dtype: np.dtype) -> np.ndarray:
+    """``x`` filtered over its ``spatial`` axes (in order, one per kernel axis)."""
+    k = np.asarray(kernel, np.float32)
+    if k.ndim != len(spatial):
+        raise ValueError(f"a {k.ndim}-d filter for a sample with {len(spatial)} spatial axes")
+    if any(s == 0 for s in k.shape):
+        raise ValueError(f"the filter is empty (shape {k.shape})")
+    anchor = [a if a >= 0 else s // 2 for a, s in zip(anchor, k.shape, strict=True)]
+    if any(not 0 <= a < s for a, s in zip(anchor, k.shape, strict=True)):
+        raise ValueError(f"anchor {list(anchor)} is outside the filter of shape {k.shape}")
+    xf = x.astype(np.float32, copy=False)
+    if mode == "same":
+        pad = [(0, 0)] * x.ndim
+        for axis, a, s in zip(spatial, anchor, k.shape, strict=True):
+            pad[axis] = (a, s - 1 - a)
+        kwargs = {"constant_values": fill_value} if border == "constant" else {}
+        src = np.pad(xf, pad, mode=BORDERS[border], **kwargs)
+        out_shape = list(x.shape)
+    else:  # "valid": only where the whole kernel is inside the sample
+        src = xf
+        out_shape = list(x.shape)
+        for axis, s in zip(spatial, k.shape, strict=True):
+            out_shape[axis] = x.shape[axis] - s + 1
+            if out_shape[axis] <= 0:
+                raise ValueError(f"mode='valid': the filter ({k.shape}) is larger than the "
+                                 f"sample ({x.shape})")
+    out = np.zeros(out_shape, np.float32)
+    for tap in np.ndindex(*k.shape):
+        w = k[tap]
+        if w == 0:
+            continue
+        index = [slice(None)] * x.ndim
+        for axis, t in zip(spatial, tap, strict=True):
+            index[axis] = slice(t, t + out_shape[axis])
+        out += w * src[tuple(index)]
+    return round_sat(out, out_dtype)
