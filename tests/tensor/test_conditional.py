@@ -242,3 +242,18 @@ def test_dense_and_ragged_branches_merge_in_order():
     _, [(out,)] = _run(graph)
     for j in range(8):
         np.testing.assert_array_equal(out.at(j), [j] * (2 if j % 2 == 0 else 3))
+
+
+def test_skipping_failed_samples_is_refused_with_conditionals():
+    from stoker.errors import PipelineError
+
+    def graph(x):
+        if x[0] > 1:
+            y = x + 1
+        else:
+            y = x
+        return y
+
+    with pytest.raises(PipelineError, match="on_error='skip' cannot be combined with "
+                                            "conditionals"):
+        _run(graph, on_error="skip")
