@@ -27,6 +27,9 @@ def correlate(x: np.ndarray, kernel: np.ndarray, spatial: Sequence[int], anchor:
     anchor = [a if a >= 0 else s // 2 for a, s in zip(anchor, k.shape, strict=True)]
     if any(not 0 <= a < s for a, s in zip(anchor, k.shape, strict=True)):
         raise ValueError(f"anchor {list(anchor)} is outside the filter of shape {k.shape}")
+    if mode == "same" and x.dtype == np.uint8 and np.dtype(out_dtype) == np.uint8 and \
+            k.ndim == 2 and list(spatial) == [0, 1] and (x.ndim == 2 or x.shape[2] <= 4):
+        return _opencv_uint8(x, k, anchor, border, fill_value)
     xf = x.astype(np.float32, copy=False)
     if mode == "same":
         pad = [(0, 0)] * x.ndim
@@ -64,6 +67,29 @@ def _convert(out: np.ndarray, out_dtype: np.dtype) -> np.ndarray:
         return out.astype(out_dtype, copy=False)
     info = np.iinfo(out_dtype)
     return np.clip(np.rint(out), info.min, info.max).astype(out_dtype)
+
+
+_CV_BORDERS = {"reflect_101": "BORDER_REFLECT_101", "reflect_1001": "BORDER_REFLECT",
+               "wrap": "BORDER_WRAP", "clamp": "BORDER_REPLICATE",
+               "constant": "BORDER_CONSTANT"}
+
+
+def _opencv_uint8(x: np.ndarray, k: np.ndarray, anchor: Sequence[int], border: str,
+                  fill_value: float) -> np.ndarray:
+    """uint8 in and out, "same" size: OpenCV pads and filters the bytes directly, rounding
+    to nearest even and saturating as the float path does (no float32 copy of the image)."""
+    import cv2
+
+    top, left = anchor
+    bottom, right = k.shape[0] - 1 - top, k.shape[1] - 1 - left
+    padded = cv2.copyMakeBorder(np.ascontiguousarray(x), top, bottom, left, right,
+                                getattr(cv2, _CV_BORDERS[border]),
+                                value=[float(fill_value)] * 4)
+    if x.ndim == 3 and padded.ndim == 2:  # (OpenCV drops a single channel axis)
+        padded = padded[:, :, None]
+    out = cv2.filter2D(padded, cv2.CV_8U, k, anchor=(0, 0), borderType=cv2.BORDER_CONSTANT)
+    out = out[:x.shape[0], :x.shape[1]]
+    return out.reshape(x.shape)
 
 
 def _opencv(src: np.ndarray, k: np.ndarray, spatial: Sequence[int],
