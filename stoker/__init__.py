@@ -6,10 +6,11 @@ Parts (see DESIGN.md), lowest layer first (tests/test_layering.py keeps imports 
     tensors   -- TensorListCPU/GPU, TensorCPU/GPU: the batches a pipeline hands out
     graph     -- DataNode, tracing context, compile passes, fusion
     operators -- machinery/ (schemas, registry behind ``fn``) and one folder per family:
-                 image, tensor, random, sources, readers, detection, audio, video
+                 image, tensor, random, sources, readers, detection, audio, video, python
     executor  -- thread pool, stages, prefetch, error policy
     pipeline  -- Pipeline, pipeline_def, build/run/reset, epochs
     fn, ops   -- the functional API and DALI's legacy operator classes, made from the registry
+    auto_aug  -- DALI's automatic augmentations (AutoAugment, RandAugment, TrivialAugment)
     plugin    -- framework iterators (PyTorch, JAX, TensorFlow)
     cli       -- ``stoker demo``, ``stoker bench``, ``stoker profile``, ``stoker docs``
 

@@ -60,8 +60,13 @@ def _same(ours, theirs) -> bool:
 SHARED = sorted(name for name in REGISTRY if name in DALI["ops"] and name != "external_source")
 
 
+# DALI makes these in Python (no backend schema to record): tests/python/test_python_function.py
+# checks them against their recorded Python signatures.
+PYTHON_OPS = {"python_function", "torch_python_function", "dl_tensor_python_function"}
+
+
 def test_most_stoker_operators_are_checked_against_dali():
-    public = [n for n in REGISTRY if not n.startswith("_")]
+    public = [n for n in REGISTRY if not n.startswith("_") and n not in PYTHON_OPS]
     assert len(SHARED) >= len(public) - 2, sorted(set(public) - set(SHARED))
 
 

@@ -21,6 +21,7 @@ from stoker.graph.node import DataNode, OpNode
 from stoker.kernels.cpu.random.rng import derive_seed
 from stoker.operators.machinery.base import batch_error
 from stoker.operators.machinery.layouts import run_layout
+from stoker.operators.tensor.conditional import condition_mask
 from stoker.tensors import TensorList, TensorListGPU
 
 
@@ -46,6 +47,14 @@ class Deferred:
 
     def result(self) -> Any:
         return self._make()
+
+
+def scope_size(scope: tuple, values: dict) -> int:
+    """How many samples a conditional branch has: those of the enclosing scope whose
+    condition (graph/conditionals.py) chose it."""
+    branching, taken = scope[-1]
+    mask = condition_mask(values[branching.predicate], branching, "if")
+    return int(mask.sum()) if taken else int(len(mask) - mask.sum())
 
 
 class Executor:
@@ -229,10 +238,14 @@ class Executor:
             if stage.kind == "batch":
                 if before_batch_stage is not None:
                     n = before_batch_stage(values, infos)
+                if stage.scope:  # inside a conditional branch: the branch's samples
+                    bctx.size = scope_size(stage.scope, values)
                 self._run_batch_stage(stage, values, infos, bctx)
+                bctx.size = n
             else:
                 last = defer and stage is self.plan.stages[-1]
-                pending = self._run_sample_stage(stage, values, infos, bctx, n, last)
+                size = scope_size(stage.scope, values) if stage.scope else n
+                pending = self._run_sample_stage(stage, values, infos, bctx, size, last)
                 if pending is not None:
                     values[_PENDING] = pending
         if n is None:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stoker.errors import GraphError
+from stoker.graph.conditionals import node_scope
 from stoker.graph.fuse import fuse, seed_origin
 from stoker.graph.node import DataNode, OpNode
 from stoker.kernels.cpu.random.rng import derive_seed
@@ -29,6 +30,8 @@ class Stage:
     reads: list[DataNode] = field(default_factory=list)  # values from earlier stages
     live_out: list[DataNode] = field(default_factory=list)  # values later stages need
     early: list[OpNode] = field(default_factory=list)  # batch draws (see _mark_draws)
+    # The conditional branch its operators run in (graph/conditionals.py); () = all samples.
+    scope: tuple = ()
 
 
 @dataclass
@@ -71,9 +74,15 @@ def compile_plan(outputs: list[DataNode], all_ops: list[OpNode], pipeline_seed: 
                 f"got {type(out).__name__}: {out!r}"
             )
     traced = {op: op.schema.name for op in all_ops}
-    preserved = [op for op in all_ops if op.args.get("preserve")]
+    preserved = [op for op in all_ops if op.args.get("preserve") or op.schema.preserved]
+    # A kept operator inside a branch needs the conditions that pick its samples.
+    preserved += [b.predicate.op for op in preserved for b, _ in op.scope]
     ops = collect(outputs, preserved)
-    if fuse(ops, outputs):
+    conditional = any(op.scope for op in ops)
+    if conditional:
+        _check_conditional(ops, outputs)
+    # Fusion rules make new operators outside any branch: none while branches exist.
+    if not conditional and fuse(ops, outputs):
         ops = collect(outputs, preserved)
     for op in ops:
         if op.pipeline is not None and op.pipeline is not pipeline:
@@ -95,7 +104,9 @@ def compile_plan(outputs: list[DataNode], all_ops: list[OpNode], pipeline_seed: 
     info_from: dict[DataNode, DataNode | None] = {}
     for op in ops:
         src = None
-        if op.schema.stage == "source":
+        if op.schema.name in _RESIZING:
+            pass  # other samples than the source's: no per-sample source_info to follow
+        elif op.schema.stage == "source":
             src = op.outputs[0]
         else:
             for n in op.upstream():
@@ -127,20 +138,34 @@ def _split_devices(ops: list[OpNode]) -> tuple[list[OpNode], list[OpNode]]:
     return ([op for op in ops if id(op) not in on_gpu], [op for op in ops if id(op) in on_gpu])
 
 
+_RESIZING = ("_conditional.split", "_conditional.merge")
+
+
+def _check_conditional(ops: list[OpNode], outputs: list[DataNode]) -> None:
+    for out in outputs:
+        if node_scope(out):
+            raise GraphError(f"pipeline output {out.name!r} was made inside a branch of a "
+                             "conditional; return a variable assigned in both branches")
+    for op in ops:
+        if op.scope and op.device != "cpu":
+            raise GraphError(f"{op.describe()} runs on the {op.device} inside a branch of a "
+                             "conditional; stoker runs conditional branches on the CPU only")
+
+
 def _cut(ops: Any) -> list[Stage]:
     """Stages of a run of operators: a batch operator alone, consecutive per-sample
-    operators together, consecutive GPU operators together."""
+    operators of one conditional branch together, consecutive GPU operators together."""
     stages: list[Stage] = []
     current: Stage | None = None
     for op in ops:
         kind = "gpu" if op.device in ("gpu", "mixed") else \
             "batch" if op.schema.stage == "batch" else "sample"
         if kind == "batch":
-            stages.append(Stage("batch", [op]))
+            stages.append(Stage("batch", [op], scope=op.scope))
             current = None
             continue
-        if current is None or current.kind != kind:
-            current = Stage(kind, [])
+        if current is None or current.kind != kind or current.scope != op.scope:
+            current = Stage(kind, [], scope=op.scope)
             stages.append(current)
         current.ops.append(op)
     return stages
@@ -176,6 +201,8 @@ def _liveness(stages: list[Stage], outputs: list[DataNode]) -> None:
         stage.live_out = [n for op in stage.ops for n in op.outputs if n in needed]
         # A dict, not a list: `in` on a list would call DataNode.__eq__, which records an
         # arithmetic node instead of comparing.
-        reads = dict.fromkeys(n for op in stage.ops for n in op.upstream() if n not in made)
+        # A branch's stage also reads its conditions: they give its number of samples.
+        reads = dict.fromkeys([*(n for op in stage.ops for n in op.upstream() if n not in made),
+                               *(b.predicate for b, _ in stage.scope)])
         stage.reads = list(reads)
         needed = (needed - made) | set(reads)

@@ -34,6 +34,18 @@ def current_pipeline() -> Any:
     return stack[-1] if stack else None
 
 
+def current_scope() -> tuple:
+    """The conditional branch being traced (stoker/graph/conditionals.py); () = none."""
+    return getattr(_local, "scope", ())
+
+
+def set_scope(scope: tuple) -> tuple:
+    """Enters ``scope``; returns the one it replaces (to restore it after)."""
+    old = current_scope()
+    _local.scope = scope
+    return old
+
+
 def user_frame() -> str:
     """``file:line`` of the innermost caller outside stoker: the line that created the op."""
     frame = sys._getframe(1)
@@ -63,7 +75,7 @@ class OpNode:
     """One operator call in a pipeline graph."""
 
     __slots__ = ("schema", "inputs", "args", "arg_nodes", "device", "outputs", "_pipeline",
-                 "where", "order", "name")
+                 "where", "order", "name", "scope")
 
     def __init__(self, schema: Any, inputs: list[DataNode], args: dict[str, Any],
                  arg_nodes: dict[str, DataNode], device: str, pipeline: Any, name: str | None):
@@ -77,6 +89,8 @@ class OpNode:
         self.order = next(_creation)
         self.name = name or f"__{schema.name.replace('.', '_')}_{self.order}"
         self.outputs: list[DataNode] = []
+        # The conditional branch it runs in (graph/conditionals.py): () = the whole batch.
+        self.scope: tuple = current_scope()
 
     # The pipeline is held weakly: it owns its ops, and a strong back-reference would keep
     # an unreferenced pipeline (and its threads) alive until the next garbage collection.
@@ -120,8 +134,10 @@ class DataNode:
 
     def __bool__(self) -> bool:
         raise TypeError(
-            "a DataNode has no truth value while the pipeline is being defined; "
-            "use stoker.math or comparison operators to compute a mask instead"
+            "a DataNode has no truth value while the pipeline is being defined; for `if` "
+            "statements on per-sample values use @pipeline_def(enable_conditionals=True) "
+            "(`a if c else b`, `while` and loops on DataNodes are not supported there "
+            "either), or compute a mask with comparisons and stoker.math"
         )
 
     def __hash__(self) -> int:

@@ -10,6 +10,7 @@
     detection/ -- boxes, crops that keep them, anchor matching, segmentation masks
     audio/     -- decoding, resampling, spectrograms and mel features, the NeMo reader
     video/     -- empty, for the coming operators
+    python/    -- python_function and its torch and DLPack forms
 
 A family has the same folder name under ``stoker/kernels/cpu/``, ``stoker/kernels/gpu/``
 and ``tests/``; its ``__init__.py`` lists its operators (tests/test_families.py checks
@@ -24,7 +25,8 @@ from typing import Any
 
 from stoker.graph.node import RECORDER
 
-FAMILIES = ("image", "tensor", "random", "sources", "readers", "detection", "audio", "video")
+FAMILIES = ("image", "tensor", "random", "sources", "readers", "detection", "audio", "video",
+            "python")
 
 
 def family_modules(family: str) -> list[str]:

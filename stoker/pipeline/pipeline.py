@@ -204,6 +204,12 @@ class Pipeline:
         restoring = self._read_checkpoint()
         settle_allocator()  # flat memory over epochs (executor/heap.py)
         plan = compile_plan(self._outputs, self._ops, self._seed, self)
+        if self._on_error == "skip" and any(op.scope for op in plan.ops):
+            # Skipping drops failed rows from whole-batch values, which a branch's
+            # sub-batches would no longer line up with.
+            raise PipelineError("Pipeline: on_error='skip' cannot be combined with "
+                                "conditionals (enable_conditionals=True with an `if` on a "
+                                "DataNode); use on_error='raise'")
         for op in plan.ops:
             if op.device in ("gpu", "mixed") and self._device_id is None:
                 raise GraphError(f"{op.describe()}: device={op.device!r} needs a GPU, but the "

@@ -1,5 +1,7 @@
 """``@pipeline_def``: turns a graph-building function into a pipeline factory, and
 ``do_not_convert``, DALI's mark for functions that conditionals must leave alone.
+With ``enable_conditionals=True`` (at the decorator or the call) the function traced is
+its rewrite by stoker/pipeline/conditionals/, where ``if`` tests per-sample DataNodes.
 
 The keyword arguments are split as DALI 2.4 splits them, at the call: one named like a
 parameter of the function goes to the function only (also when a ``Pipeline`` argument
@@ -19,6 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from stoker.errors import ArgumentTypeError, GraphError
+from stoker.pipeline.conditionals import NO_CONVERT, convert
 from stoker.pipeline.pipeline import Pipeline
 
 PIPELINE_ARGS = frozenset(
@@ -30,13 +33,19 @@ _DROPPED_AT_CALL = ("debug", "enable_conditionals")
 
 def pipeline_def(fn: Callable | None = None, *, enable_conditionals: bool = False,
                  **pipeline_kwargs: Any) -> Any:
-    _refuse_conditionals(enable_conditionals)
-
     def decorate(func: Callable) -> Callable[..., Pipeline]:
         if getattr(func, _NO_CONVERT, False):
             raise ValueError("Pipeline definition cannot be marked with @do_not_convert.")
         spec = inspect.getfullargspec(func)
         params = frozenset(spec.args) | frozenset(spec.kwonlyargs)
+        converted: list[Callable] = []  # the rewritten function, made once when first needed
+
+        def traced(conditionals: bool) -> Callable:
+            if not conditionals:
+                return func
+            if not converted:
+                converted.append(_converted(func))
+            return converted[0]
 
         @functools.wraps(func)
         def create(*args: Any, **kwargs: Any) -> Pipeline:
@@ -45,10 +54,11 @@ def pipeline_def(fn: Callable | None = None, *, enable_conditionals: bool = Fals
                     f"pipeline_def: the graph-defining function {func.__name__!r} takes "
                     f"**{spec.varkw}: variadic keyword arguments (**kwargs) are not allowed "
                     "there; name each argument")
-            ctor, fn_kwargs = _split(func.__name__, params, pipeline_kwargs, kwargs)
+            ctor, fn_kwargs, conditionals = _split(func.__name__, params, pipeline_kwargs,
+                                                   kwargs, enable_conditionals)
             pipe = Pipeline(**ctor)
             with pipe:
-                outputs = func(*args, **fn_kwargs)
+                outputs = traced(conditionals)(*args, **fn_kwargs)
                 if outputs is None:
                     raise GraphError(f"@pipeline_def function {func.__name__!r} returned None; "
                                      "it must return its output DataNode(s)")
@@ -61,9 +71,10 @@ def pipeline_def(fn: Callable | None = None, *, enable_conditionals: bool = Fals
     return decorate(fn) if fn is not None else decorate
 
 
-def _split(name: str, params: frozenset, decorator_kwargs: dict,
-           call_kwargs: dict) -> tuple[dict, dict]:
-    """(Pipeline constructor arguments, function keyword arguments) of one call."""
+def _split(name: str, params: frozenset, decorator_kwargs: dict, call_kwargs: dict,
+           conditionals: bool) -> tuple[dict, dict, bool]:
+    """(Pipeline constructor arguments, function keyword arguments, whether conditionals are
+    on) of one call."""
     ctor = dict(decorator_kwargs)
     fn_kwargs = {}
     for key, value in call_kwargs.items():
@@ -75,7 +86,7 @@ def _split(name: str, params: frozenset, decorator_kwargs: dict,
                               "the function only", stacklevel=3)
         elif key in _DROPPED_AT_CALL:
             if key == "enable_conditionals":
-                _refuse_conditionals(value)
+                conditionals = bool(value)
         else:
             ctor[key] = value
     if "max_batch_size" in ctor:  # stoker's: DALI's name for the batch size elsewhere
@@ -90,24 +101,25 @@ def _split(name: str, params: frozenset, decorator_kwargs: dict,
             hint = f"; did you mean {close[0]!r}?" if close else ""
             raise ArgumentTypeError(f"pipeline_def: {key!r} is neither a Pipeline argument "
                                     f"nor a parameter of {name!r}{hint}")
-    return ctor, fn_kwargs
+    return ctor, fn_kwargs, conditionals
 
 
-def _refuse_conditionals(enabled: Any) -> None:
-    if enabled:
-        raise NotImplementedError(
-            "pipeline_def: enable_conditionals=True (Python if/else on DataNodes) is not "
-            "supported by stoker yet; compute a mask with comparisons and arithmetic instead"
-        )
+def _converted(func: Callable) -> Callable:
+    try:
+        return convert(func)
+    except (OSError, TypeError, ValueError, SyntaxError) as e:
+        raise GraphError(f"pipeline_def: enable_conditionals=True rewrites the source of "
+                         f"{func.__name__!r}, which cannot be read or parsed here ({e}); "
+                         "define the pipeline function in a file") from e
 
 
-_NO_CONVERT = "_stoker_do_not_convert"
+_NO_CONVERT = NO_CONVERT
 
 
 def do_not_convert(func: Callable | None = None) -> Any:
     """DALI's mark for a function that conditionals (``enable_conditionals=True``) must not
-    rewrite. stoker does not rewrite functions, so the mark changes nothing; as in DALI, a
-    pipeline definition cannot carry it (ValueError)."""
+    rewrite (its ``if`` statements stay Python's); as in DALI, a pipeline definition cannot
+    carry it (ValueError)."""
     if func is None:
         return do_not_convert
     if getattr(func, "_is_pipeline_def", False):

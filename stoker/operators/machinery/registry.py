@@ -22,7 +22,14 @@ from stoker.errors import (
     GraphError,
     MissingArgumentError,
 )
-from stoker.graph.node import DataNode, OpNode, check_same_pipeline, current_pipeline
+from stoker.graph.conditionals import route
+from stoker.graph.node import (
+    DataNode,
+    OpNode,
+    check_same_pipeline,
+    current_pipeline,
+    current_scope,
+)
 from stoker.operators.machinery.schema import (
     COMMON_ARGS,
     REQUIRED,
@@ -171,6 +178,14 @@ def call_op(name: str, inputs: list[Any], kwargs: dict[str, Any]) -> Any:
     if schema.check is not None:
         schema.check({**args, **{k: v for k, v in arg_nodes.items()}})
 
+    if current_scope() and schema.name != "_conditional.merge":
+        # Inside a conditional branch: the operator sees only the branch's samples (a merge
+        # takes its inputs from the branches it closes, as they are).
+        if schema.stage == "source":
+            raise GraphError(f"{schema.fn_name}: a source cannot be used inside a branch of "
+                             "a conditional (`if` on a DataNode); create it before the `if`")
+        inputs = [route(n) for n in inputs]
+        arg_nodes = {k: route(n) for k, n in arg_nodes.items()}
     upstream = [*inputs, *arg_nodes.values()]
     pipe = check_same_pipeline(schema, upstream)
     device = _resolve_device(schema, device, list(inputs))

@@ -87,6 +87,9 @@ class OpSchema:
     # Stateful operators (sources, batch stages) build an instance per graph node.
     instance: Callable[..., Any] | None = None
     random: bool = False  # draws from the per-sample random stream
+    # Kept even when no output is used, whatever `preserve` says (python_function: the
+    # function may be there for its side effects, as DALI keeps it).
+    preserved: bool = False
     # (input layouts, args) -> output layout(s); default: the first input's layout.
     layout: Callable[[list[str], dict], Any] | None = None
     # (input dtypes, args) -> output dtype(s); default: the first input's dtype.

@@ -50,7 +50,10 @@ SKIP = {"external_source": "a source, not an operator with arguments to check he
                             "checked by tests/readers/test_tfrecord_vs_dali.py",
         "experimental.inputs.video": "an input fed by feed_input, like external_source",
         "readers.video": "GPU-only in DALI 2.4",
-        "readers.video_resize": "GPU-only in DALI 2.4"}
+        "readers.video_resize": "GPU-only in DALI 2.4",
+        **{name: "a Python callable runs it (DALI has no argument forms to record for "
+           "'function'); tests/python replays DALI's outcomes" for name in (
+            "python_function", "torch_python_function", "dl_tensor_python_function")}}
 
 # op -> where the first valid example won't do: "example" (index of the valid example to
 # take inputs and base arguments from), "layouts" (one per input), "base" (the arguments),

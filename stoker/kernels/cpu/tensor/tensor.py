@@ -324,4 +324,7 @@ def subscript_cpu(x: np.ndarray, items: Sequence[tuple], lead: int = 0) -> np.nd
                 raise ValueError(f"slice step on axis {axis} is 0")
             index.append(slice(lo, hi, step))
             axis += 1
-    return np.ascontiguousarray(x[tuple(index)])
+    # Not np.ascontiguousarray: it turns the 0-d result of indexing a 1-d sample (x[0],
+    # a conditional's condition) into shape (1,).
+    out = np.asarray(x[tuple(index)])
+    return out if out.flags.c_contiguous else np.ascontiguousarray(out)
