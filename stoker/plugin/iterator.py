@@ -56,6 +56,8 @@ class BaseIterator:
         self.last_batch_policy = last_batch_policy
         for pipe in self._pipes:
             pipe.build()
+        if self._strict_outputs:
+            self._check_output_count()
         self.batch_size = self._pipes[0].batch_size
         self._checkpointing = self._pipes[0]._enable_checkpointing
         if any(pipe._enable_checkpointing != self._checkpointing for pipe in self._pipes):
@@ -80,7 +82,19 @@ class BaseIterator:
                     if not any(pipe.is_restored_from_checkpoint for pipe in self._pipes):
                         raise
 
+    # Whether a pipeline must have exactly as many outputs as output_map names, checked
+    # when the iterator is made (JAX, TF); DALI's PyTorch iterator fails at the first batch.
+    _strict_outputs = False
+
     # -- construction ----------------------------------------------------------------------
+    def _check_output_count(self) -> None:
+        for i, pipe in enumerate(self._pipes):
+            n = len(pipe._outputs)
+            if n != len(self.output_map):
+                raise ArgumentError(f"{self._name}: pipeline {i} has {n} outputs but "
+                                    f"output_map names {len(self.output_map)} "
+                                    f"({self.output_map}); name every output once")
+
     def _make_book(self, size: int, reader_name: str | None, last_batch_padded: bool) -> Any:
         if reader_name is not None:
             if size > 0:
@@ -144,6 +158,10 @@ class BaseIterator:
                                 f"outputs but output_map names {len(self.output_map)}")
         return {name: self._output(name, tl, keep)
                 for name, tl in zip(self.output_map, outputs, strict=True)}
+
+    @property
+    def _name(self) -> str:
+        return type(self).__name__
 
     def _output(self, name: str, tl: TensorList | TensorListGPU, keep: int) -> Any:
         raise NotImplementedError

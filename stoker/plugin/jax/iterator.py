@@ -38,6 +38,9 @@ def _host_array(tl: TensorList | TensorListGPU) -> np.ndarray:
 class DALIGenericIterator(BaseIterator):
     """Batches from stoker pipelines as ``{name: jax.Array}``."""
 
+    _strict_outputs = True
+    _name = "DALIGenericIterator (JAX)"
+
     def __init__(self, pipelines: Any, output_map: Sequence[str], size: int = -1,
                  reader_name: str | None = None, auto_reset: bool | str = False,
                  last_batch_padded: bool = False,
