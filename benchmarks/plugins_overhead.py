@@ -65,23 +65,42 @@ def build(lib: str, kind: str, root: str, bs: int, threads: int):
     return pipe()
 
 
+def _timed(step, n: int = 5) -> float:
+    step()
+    start = time.perf_counter()
+    for _ in range(n):
+        step()
+    return (time.perf_counter() - start) / n
+
+
 def stream(lib: str, way: str, pipe):
-    """A callable returning the next batch in the framework's form, and one converting a
-    batch already made (None for run())."""
+    """A callable returning the next batch in the framework's form, and one timing the
+    plugin's conversion of a batch already made (None for run())."""
     if way == "run":
         pipe.build()
         return pipe.run, None
     if way == "tf":
+        import itertools
+
         import tensorflow as tf
 
         from stoker.plugin.tf import DALIDataset
         it = iter(DALIDataset(pipe, output_dtypes=(tf.float32, tf.int32)))
-        return lambda: next(it), lambda outs: [tf.constant(o.as_array()) for o in outs]
+
+        def convert_tf(outs):  # the dataset's own path: a generator's arrays into tensors
+            arrays = tuple(o.as_array() for o in outs)
+            spec = tuple(tf.TensorSpec(a.shape, tf.as_dtype(a.dtype)) for a in arrays)
+            ds = tf.data.Dataset.from_generator(lambda: itertools.repeat(arrays),
+                                                output_signature=spec)
+            batches = iter(ds)
+            return _timed(lambda: next(batches))
+        return lambda: next(it), convert_tf
     if lib == "dali":
         mod = __import__(f"nvidia.dali.plugin.{way}", fromlist=["DALIGenericIterator"])
     else:
         mod = __import__(f"stoker.plugin.{way}", fromlist=["DALIGenericIterator"])
     it = mod.DALIGenericIterator([pipe], ["x", "y"])
+
     def host(o):
         return np.asarray(o.as_tensor()) if lib == "dali" else o.as_array()
 
@@ -89,12 +108,12 @@ def stream(lib: str, way: str, pipe):
         import jax
 
         def convert(outs):
-            return [jax.device_put(host(o)) for o in outs]
+            return _timed(lambda: [jax.device_put(host(o)).block_until_ready() for o in outs])
     else:
         import torch
 
         def convert(outs):
-            return [torch.from_numpy(host(o)) for o in outs]
+            return _timed(lambda: [torch.from_numpy(host(o)) for o in outs])
     return lambda: next(it), convert
 
 
@@ -124,11 +143,7 @@ def measure(lib: str, kind: str, root: str, ways: list[str], args) -> dict:
             if conv is not None:  # the conversion alone, on a batch run() made
                 ref = build(lib, kind, root, args.batch_size, args.threads)
                 ref.build()
-                outs = ref.run()
-                t0 = time.perf_counter()
-                for _ in range(5):
-                    block(conv(outs))
-                convert[way].append((time.perf_counter() - t0) / 5)
+                convert[way].append(conv(ref.run()))
                 del ref
             del nxt, pipe
     return {w: {"per_batch": statistics.median(times[w]),
