@@ -130,8 +130,8 @@ def block(batch) -> None:
 def measure(lib: str, kind: str, root: str, ways: list[str], args) -> dict:
     times = {w: [] for w in ways}
     convert = {w: [] for w in ways}
-    for _ in range(args.rounds):
-        for way in ways:
+    for r in range(args.rounds):
+        for way in ways[r % len(ways):] + ways[:r % len(ways)]:  # each way leads a round
             pipe = build(lib, kind, root, args.batch_size, args.threads)
             nxt, conv = stream(lib, way, pipe)
             for _ in range(3):
