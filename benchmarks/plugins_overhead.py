@@ -14,8 +14,11 @@ ratios to ``run()`` in the same run count). Two pipelines:
 Iterators run without ``reader_name`` (one endless stream, as ``run()``), each on a fresh
 pipeline with 3 warm-up batches. "convert" is the consumer-side cost alone: the plugin's
 conversion of a batch already made (the pipeline keeps working on the next meanwhile),
-as a share of ``run()``'s time. ``--dali`` runs DALI 2.4's ``run()``, PyTorch and JAX
-iterators on the same pipelines in its own process (its TF plugin needs a GPU build).
+as a share of ``run()``'s time. "run+stack" is ``run()`` with each output made one
+contiguous array (``as_array()``, DALI's ``as_tensor()``): the copy every framework
+hand-off needs when the last operator made its samples separately. ``--dali`` runs DALI
+2.4's ``run()``, PyTorch and JAX iterators on the same pipelines in its own process (its
+TF plugin needs a GPU build).
 
     cd <checkout>
     PYTHONPATH=$PWD /work/main/.venv/bin/python benchmarks/plugins_overhead.py \\
@@ -38,7 +41,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-WAYS = ("run", "pytorch", "jax", "tf")
+WAYS = ("run", "run+stack", "pytorch", "jax", "tf")
 
 
 def build(lib: str, kind: str, root: str, bs: int, threads: int):
@@ -79,6 +82,13 @@ def stream(lib: str, way: str, pipe):
     if way == "run":
         pipe.build()
         return pipe.run, None
+    if way == "run+stack":  # run() and each output made one contiguous array: the copy a
+        pipe.build()        # batch of separately made samples needs in any framework
+
+        def run_stacked():
+            outs = pipe.run()
+            return [o.as_array() if lib == "stoker" else o.as_tensor() for o in outs]
+        return run_stacked, None
     if way == "tf":
         import itertools
 
@@ -163,7 +173,7 @@ def main() -> None:
     ap.add_argument("--lib", default="stoker", help=argparse.SUPPRESS)
     ap.add_argument("--root", help=argparse.SUPPRESS)
     args = ap.parse_args()
-    ways = list(WAYS) if args.lib == "stoker" else ["run", "pytorch", "jax"]
+    ways = list(WAYS) if args.lib == "stoker" else ["run", "run+stack", "pytorch", "jax"]
     with tempfile.TemporaryDirectory() as tmp:
         root = args.root
         if root is None:
@@ -188,10 +198,10 @@ def main() -> None:
         base = res["run"]["per_batch"]
         print(f"\n{kind}: batch {args.batch_size}, {args.threads} threads, median of "
               f"{args.rounds} rounds x {args.batches} batches")
-        print(f"  {'way':8s} {'ms/batch':>9s} {'vs run()':>9s} {'convert':>8s} "
+        print(f"  {'way':9s} {'ms/batch':>9s} {'vs run()':>9s} {'convert':>8s} "
               f"{'conv/run':>9s}   DALI: {'ms/batch':>9s} {'vs run()':>9s}")
         for way, r in res.items():
-            line = (f"  {way:8s} {r['per_batch'] * 1e3:9.2f} {r['per_batch'] / base:9.3f} "
+            line = (f"  {way:9s} {r['per_batch'] * 1e3:9.2f} {r['per_batch'] / base:9.3f} "
                     f"{r['convert'] * 1e3:8.2f} {r['convert'] / base:9.3f}")
             if dali and way in dali.get(kind, {}):
                 d = dali[kind]
