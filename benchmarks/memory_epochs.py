@@ -14,9 +14,17 @@ second's. Scenarios (``--scenario``):
   alternating in one process, an epoch of each per round; RSS after each round.
 - ``rebuild``: a fresh train pipeline every epoch, the old one closed and dropped (the
   workaround users adopted): what a pipeline leaves behind when it goes.
+- ``video``: the video benchmark pipeline (``stoker bench video``: random 16-frame clips
+  with stride 2 through ``fn.experimental.readers.video``) on a clip set of ``stoker
+  make-dataset --video``; DALI's users report memory growth with its video readers too
+  (research/video.md section 3). Each thread keeps a few decoders open, so RSS holds
+  their frame pools from epoch 1 on.
 
     .venv/bin/python -m stoker.cli.main make-dataset /tmp/memds --images 300
     .venv/bin/python benchmarks/memory_epochs.py /tmp/memds [--epochs 20] [--batch 32]
+    .venv/bin/python -m stoker.cli.main make-dataset --video /tmp/vds --videos 16 --sizes 360p
+    .venv/bin/python benchmarks/memory_epochs.py /tmp/vds/vp9_gop30_360p --scenario video \
+        --batch 8
 
 The first epoch allocates the thread pool's and allocator's working set (and numba's
 compiled kernels), so epoch 2 is the baseline; ``--limit`` (default 1.05) is the ratio
@@ -70,6 +78,10 @@ def scenario(name: str, root: str, batch: int, threads: int) -> Callable[[], int
         train.build()
         val.build()
         return lambda: run_epoch(train, batch) + run_epoch(val, batch)
+    if name == "video":
+        video = build("video", stoker, root, batch, threads)
+        video.build()
+        return lambda: run_epoch(video, batch)
     if name == "rebuild":
         holder: list = []
 
@@ -102,7 +114,8 @@ def measure(name: str, root: str, epochs: int, batch: int, threads: int) -> list
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("root", help="image folder (stoker make-dataset)")
-    parser.add_argument("--scenario", choices=("train", "train+val", "rebuild", "all"),
+    parser.add_argument("--scenario", choices=("train", "train+val", "rebuild", "video",
+                                               "all"),
                         default="all",
                         help="'all' runs train, then train+val, each in its own process")
     parser.add_argument("--epochs", type=int, default=20)

@@ -144,11 +144,21 @@ def encode_inputs(samples: list[np.ndarray], layout: str | None) -> dict:
 
 
 def make_files(root: pathlib.Path, jpeg: bytes) -> None:
-    """The file tree readers.file cases read: two classes of one image each, and a list."""
+    """The file tree readers.file cases read: two classes of one image each, and a list;
+    and a NeMo manifest of one short 16-bit WAV (readers.nemo_asr)."""
+    import json
+    import struct
+
     for label, cls in enumerate(("a", "b")):
         (root / cls).mkdir(parents=True, exist_ok=True)
         (root / cls / f"{label}.jpg").write_bytes(jpeg)
     (root / "list.txt").write_text("a/0.jpg 0\nb/1.jpg 1\n")
+    samples = (np.sin(np.arange(400) / 5) * 8000).astype("<i2").tobytes()
+    header = struct.pack("<4sI4s4sIHHIIHH4sI", b"RIFF", 36 + len(samples), b"WAVE", b"fmt ",
+                         16, 1, 1, 8000, 16000, 2, 16, b"data", len(samples))
+    (root / "a.wav").write_bytes(header + samples)
+    (root / "manifest.json").write_text(json.dumps(
+        {"audio_filepath": str(root / "a.wav"), "duration": 0.05, "text": "a"}) + "\n")
 
 
 def _root_in_data(sample: np.ndarray, root: str) -> np.ndarray:

@@ -132,6 +132,27 @@ KNOWN_GAPS = [
      "refuses () at run; stoker broadcasts it"),
     ("random.uniform", ("values",), ("node",),
      "per-sample 'values' fail in stoker's kernel at run (cannot reshape)"),
+    ("decoders.video", ("pad_mode",), ("node",),
+     "an int32 DataNode for the string pad_mode: DALI refuses it at build (a type "
+     "mismatch), stoker at run (pad_mode per sample is the string's uint8 bytes)"),
+    ("element_extract", ("element_map",), ("none",),
+     "the required element_map given as None: DALI raises ValueError, stoker TypeError "
+     "(missing required argument), both at the call"),
+    ("readers.webdataset", ("ext",), ("none",),
+     "the required ext given as None: DALI's wrapper raises NotImplementedError, stoker "
+     "TypeError (missing required argument), both at the call"),
+    ("experimental.readers.video", ("enable_frame_num",), ("np_1d",),
+     "DALI takes a one-element array of strings for enable_frame_num; stoker refuses it"),
+    ("experimental.readers.video", ("file_list", "file_root"), ("natural", "np_0d", "np_1d"),
+     "an empty file_list/file_root beside filenames: DALI refuses it at build, stoker "
+     "reads the filenames"),
+    ("readers.caffe2", ("additional_inputs",),
+     tuple(f for f in FORMS if f not in ("none", "list", "tuple", "node", "node_other")),
+     "a scalar additional_inputs on the example's records (which hold the additional "
+     "proto): DALI 2.4 fails at run, stoker reads the proto"),
+    ("readers.mxnet", ("index_path",), ("none",),
+     "no index: DALI refuses it at build, stoker builds the index (README: container "
+     "indexes are optional)"),
 ]
 
 

@@ -17,6 +17,9 @@ from stoker import types
 from stoker.operators.machinery.registry import REGISTRY, all_args
 
 DALI = json.loads((pathlib.Path(__file__).parent / "data" / "dali_schema.json").read_text())
+# DALI's GPU-only video readers, recorded apart (tests/data/record/video_schema.py).
+DALI["ops"].update(json.loads((pathlib.Path(__file__).parent / "data" /
+                               "dali_video_schema.json").read_text())["ops"])
 COMMON = set(DALI["common_args"]) | {"seed"}
 
 # (operator, argument): why stoker does not have it (yet).

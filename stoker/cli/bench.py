@@ -66,7 +66,7 @@ class Peer:
 
 
 def available(peer: str) -> bool:
-    module = {"dali": "nvidia.dali", "torchvision": "torchvision"}.get(peer)
+    module = {"dali": "nvidia.dali", "torchvision": "torchvision", "decord": "decord"}.get(peer)
     return module is None or importlib.util.find_spec(module.split(".")[0]) is not None and \
         importlib.util.find_spec(module) is not None
 
@@ -77,6 +77,16 @@ def _bar(done: int, total: int, width: int = 30) -> str:
 
 
 def run_bench(args: Any) -> int:
+    return 0 if measure(args) is not None else 1
+
+
+def _rate(value: float) -> str:
+    return f"{value:,.0f}" if value >= 100 else f"{value:.1f}"
+
+
+def measure(args: Any) -> dict[str, Any] | None:
+    """Runs the peers side by side and prints the table; returns {"medians": samples/s per
+    peer, "stats": each peer's stats} (None when stoker did not start)."""
     from stoker.cli import pipelines
 
     threads = args.threads or os.cpu_count() or 1
@@ -88,8 +98,12 @@ def run_bench(args: Any) -> int:
         env["NUMBA_CACHE_DIR"] = tempfile.mkdtemp(prefix="stoker-cold-")
     peers = []
     for name in names:
-        if name == "torchvision" and pipelines.is_user_pipeline(args.pipeline):
-            print("  torchvision: no recipe for a user's pipeline file, skipped")
+        if name in ("torchvision", "decord") and pipelines.is_user_pipeline(args.pipeline):
+            print(f"  {name}: no recipe for a user's pipeline file, skipped")
+            continue
+        if name in ("torchvision", "decord") and (name == "decord") != (args.pipeline
+                                                                        == "video"):
+            print(f"  {name}: no recipe for {args.pipeline}, skipped")
             continue
         if not available(name):
             print(f"  {name}: not installed, skipped"
@@ -105,32 +119,42 @@ def run_bench(args: Any) -> int:
         for p in peers:
             p.close()
         print("stoker bench: stoker did not start (its error is above): nothing to compare")
-        return 1
+        return None
     total = args.runs * len(peers)
     for i in range(args.runs):
         for k, peer in enumerate(peers):
             peer.runs.append(peer.ask(f"run {args.seconds}"))
             if sys.stdout.isatty():
                 print("\r  " + _bar(i * len(peers) + k + 1, total), end="", flush=True)
-        rates = "  ".join(f"{p.name} {p.runs[-1]['images'] / p.runs[-1]['seconds']:>9,.0f}"
+        rates = "  ".join(f"{p.name} {_rate(p.runs[-1]['images'] / p.runs[-1]['seconds']):>9}"
                           for p in peers)
-        print(f"\r  run {i + 1}: {rates}  images/s" + " " * 10, flush=True)
+        print(f"\r  run {i + 1}: {rates}  {unit(args.pipeline)}/s" + " " * 10, flush=True)
     stats = {p.name: p.ask("stats") for p in peers}
     for p in peers:
         p.close()
-    print_table(peers, stats, threads)
-    return 0
+    medians = print_table(peers, stats, threads, unit(args.pipeline))
+    amp = stats["stoker"].get("decode_amplification")
+    if amp:
+        print(f"\n  stoker's decode amplification: {amp:.2f} frames decoded per frame "
+              "delivered")
+    return {"medians": medians, "stats": stats}
 
 
-def print_table(peers: list[Peer], stats: dict[str, dict], threads: int) -> None:
+def unit(pipeline: str) -> str:
+    return "clips" if pipeline == "video" else "images"
+
+
+def print_table(peers: list[Peer], stats: dict[str, dict], threads: int,
+                what: str = "images") -> dict[str, float]:
     medians = {p.name: statistics.median(r["images"] / r["seconds"] for r in p.runs)
                for p in peers}
     base = medians.get("stoker")
-    print(f"\n  {'peer':<12} {'images/s':>10} {'stoker/peer':>12} {'CPU used':>9} "
+    print(f"\n  {'peer':<12} {what + '/s':>10} {'stoker/peer':>12} {'CPU used':>9} "
           f"{'1st batch':>10} {'peak RSS':>9}")
     for p in peers:
         cpu = statistics.median(r["cpu_seconds"] / (r["seconds"] * threads) for r in p.runs)
         ratio = f"{base / medians[p.name]:.2f}x" if base else "-"
         s = stats[p.name]
-        print(f"  {p.name:<12} {medians[p.name]:>10,.0f} {ratio:>12} {cpu:>8.0%} "
+        print(f"  {p.name:<12} {_rate(medians[p.name]):>10} {ratio:>12} {cpu:>8.0%} "
               f"{p.first_batch_s:>9.2f}s {s['peak_rss_mb']:>7.0f}MB")
+    return medians

@@ -100,8 +100,9 @@ def make_step(peer: str, pipeline: str, root: str | None, batch_size: int,
               threads: int) -> Any:
     from stoker.cli import pipelines
 
-    if peer == "torchvision":
-        loader = pipelines.torchvision_loader(pipeline, root, batch_size, threads)
+    if peer in ("torchvision", "decord"):
+        make = pipelines.decord_loader if peer == "decord" else pipelines.torchvision_loader
+        loader = make(pipeline, root, batch_size, threads)
         state = {"it": iter(loader)}
 
         def step() -> None:
@@ -124,6 +125,18 @@ def make_step(peer: str, pipeline: str, root: str | None, batch_size: int,
         pipe = pipelines.build(pipeline, lib, root, batch_size, threads)
     pipe.build()
     return pipe.run
+
+
+def video_stats() -> dict[str, float]:
+    """Decode amplification (frames decoded per frame delivered) of stoker's video readers,
+    when the pipeline decoded video."""
+    import sys
+
+    decode = sys.modules.get("stoker.kernels.cpu.video.decode")
+    if decode is None or not decode.STATS.delivered:
+        return {}
+    return {"decode_amplification": decode.STATS.amplification,
+            "frames_delivered": decode.STATS.delivered, "frames_decoded": decode.STATS.decoded}
 
 
 def main() -> None:
@@ -159,7 +172,10 @@ def main() -> None:
             print(json.dumps({"images": n * args.batch_size, "seconds": elapsed,
                               "cpu_seconds": cpu}), file=out, flush=True)
         elif command[0] == "stats":
-            print(json.dumps({"peak_rss_mb": memory.peak}), file=out, flush=True)
+            stats = {"peak_rss_mb": memory.peak}
+            if args.peer == "stoker":
+                stats.update(video_stats())
+            print(json.dumps(stats), file=out, flush=True)
     os._exit(0)  # peers' own threads and workers must not delay the next measurement
 
 

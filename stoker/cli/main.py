@@ -36,12 +36,27 @@ def main(argv: list[str] | None = None) -> int:
     prof.add_argument("--batches", type=int, default=50)
     prof.add_argument("--warmup", type=int, default=5)
     prof.add_argument("--out", default="stoker-trace.json")
-    make = sub.add_parser("make-dataset", help="write an ImageNet-like folder of JPEGs")
+    make = sub.add_parser("make-dataset", help="write an ImageNet-like folder of JPEGs "
+                          "(or, with --video, sets of video clips)")
     make.add_argument("root", help="output folder (one sub-folder per class)")
     make.add_argument("--images", type=int, default=1000)
-    make.add_argument("--classes", type=int, default=10)
+    make.add_argument("--classes", type=int, default=None,
+                      help="class folders (default 10; with --video 2)")
     make.add_argument("--quality", type=int, default=90)
     make.add_argument("--seed", type=int, default=0)
+    make.add_argument("--video", action="store_true",
+                      help="video clip sets, one folder per codec x GOP x size")
+    make.add_argument("--videos", type=int, default=2, help="--video: clips per set")
+    make.add_argument("--frames", type=int, default=300, help="--video: frames per clip")
+    make.add_argument("--codecs", default="h264,vp9", help="--video: h264, vp9")
+    make.add_argument("--gops", default="30,250", help="--video: key frame intervals")
+    make.add_argument("--sizes", default="1080p,360p",
+                      help="--video: 1080p, 720p, 360p, 180p")
+    make.add_argument("--verbose", action="store_true", help="--video: name each clip")
+    index = sub.add_parser("index-videos", help="build the on-disk index of every video "
+                           "under a folder (what the video readers do on first use)")
+    index.add_argument("root", help="folder to index (recursively)")
+    index.add_argument("--threads", type=int, default=0, help="0 = all cores")
     docs = sub.add_parser("docs", help="write the operator reference (docs/operators.md) "
                           "from the registry")
     docs.add_argument("--out", help="where to write it (default: docs/operators.md)")
@@ -72,10 +87,20 @@ def main(argv: list[str] | None = None) -> int:
         from stoker.cli.demo import run_demo
 
         return run_demo(args.data, args.seconds)
+    if args.command == "make-dataset" and args.video:
+        from stoker.cli.make_videos import run_make_video_dataset
+
+        args.classes = 2 if args.classes is None else args.classes
+        return run_make_video_dataset(args)
     if args.command == "make-dataset":
         from stoker.cli.make_dataset import run_make_dataset
 
+        args.classes = 10 if args.classes is None else args.classes
         return run_make_dataset(args)
+    if args.command == "index-videos":
+        from stoker.cli.index_videos import run_index_videos
+
+        return run_index_videos(args)
     if args.command == "profile":
         from stoker.cli.profile import run_profile
 

@@ -83,8 +83,19 @@ def _decode_full(fn: Any, types: Any, root: str) -> tuple:
     return fn.decoders.image(jpegs, device="cpu", output_type=types.RGB), labels
 
 
+# The video benchmark's clips (issue 24): 16 frames, every other frame, windows in a random
+# order (each window's first frame 32 frames after the last: DALI's default step).
+CLIP_LENGTH, CLIP_STRIDE = 16, 2
+
+
+def _video(fn: Any, types: Any, root: str) -> tuple:
+    return tuple(fn.experimental.readers.video(file_root=root, sequence_length=CLIP_LENGTH,
+                                         stride=CLIP_STRIDE, random_shuffle=True, seed=1,
+                                         name="Reader"))
+
+
 FILE_PIPELINES = {"train": _train, "train-unfused": _train_unfused, "val": _val,
-                  "decode-crop": _decode_crop, "decode": _decode_full}
+                  "decode-crop": _decode_crop, "decode": _decode_full, "video": _video}
 NAMES = ("cifar", *FILE_PIPELINES)
 
 
@@ -205,5 +216,41 @@ def torchvision_loader(name: str, root: str | None, batch_size: int, threads: in
     else:
         raise SystemExit(f"stoker bench: torchvision has no peer for {name!r}")
     return torch.utils.data.DataLoader(dataset, batch_size=batch_size, shuffle=True,
+                                       num_workers=threads, persistent_workers=True,
+                                       drop_last=True)
+
+
+def decord_loader(name: str, root: str | None, batch_size: int, threads: int) -> Any:
+    """The decord + DataLoader recipe for the ``video`` pipeline's work (the seed's peer):
+    the same windows of every file under ``root``, in a random order, each read by a
+    ``decord.VideoReader`` opened for it in a DataLoader worker (``get_batch``)."""
+    import decord
+    import torch
+
+    if name != "video":
+        raise SystemExit(f"stoker bench: decord has no peer for {name!r}")
+    if root is None:
+        raise SystemExit("stoker bench video: needs --data DIR (stoker make-dataset --video)")
+    # The reader's windows: DALI 2.4's new reader needs stride x length frames from a
+    # window's start, and steps by as many.
+    span = CLIP_LENGTH * CLIP_STRIDE
+    windows = []
+    for folder, _, files in sorted(os.walk(root)):
+        for f in sorted(files):
+            path = os.path.join(folder, f)
+            n = len(decord.VideoReader(path, num_threads=1))
+            windows += [(path, s) for s in range(0, n - span + 1, span)]
+
+    class Clips(torch.utils.data.Dataset):
+        def __len__(self) -> int:
+            return len(windows)
+
+        def __getitem__(self, i: int) -> Any:
+            path, start = windows[i]
+            reader = decord.VideoReader(path, num_threads=1)
+            frames = list(range(start, start + span, CLIP_STRIDE))  # 16 frames
+            return torch.from_numpy(reader.get_batch(frames).asnumpy())
+
+    return torch.utils.data.DataLoader(Clips(), batch_size=batch_size, shuffle=True,
                                        num_workers=threads, persistent_workers=True,
                                        drop_last=True)

@@ -62,6 +62,9 @@ class Executor:
 
             self.gpu = GpuRunner(self, device_id)
         self.pool = WorkerPool(num_threads, name)
+        for inst in instances.values():  # sources that spread their work (video readers)
+            if hasattr(inst, "attach_pool"):
+                inst.attach_pool(self.pool)
         self.num_threads = self.pool.num_threads
         self.profiler: Any = None  # a stoker.executor.profile.Profiler when profiling
         # Whether a batch's last stage (a cheap batch's whole, a costly one's last chunks)

@@ -8,7 +8,8 @@
     sources/   -- external_source
     readers/   -- readers.file, readers.coco, io.file.read (the byte sources are ``stoker/readers``)
     detection/ -- boxes, crops that keep them, anchor matching, segmentation masks
-    audio/, video/ -- empty, for the coming operators
+    audio/     -- decoding, resampling, spectrograms and mel features, the NeMo reader
+    video/     -- empty, for the coming operators
 
 A family has the same folder name under ``stoker/kernels/cpu/``, ``stoker/kernels/gpu/``
 and ``tests/``; its ``__init__.py`` lists its operators (tests/test_families.py checks

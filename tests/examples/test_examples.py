@@ -177,3 +177,31 @@ def test_ssd_coco_file_is_dalis_pipeline_with_only_the_import_changed():
     text = (EXAMPLES / "ssd_coco.py").read_text()
     assert "from stoker import fn, pipeline_def, types" in text
     assert "nvidia" not in text.split('"""', 2)[2]  # no DALI import in the code itself
+
+
+def test_asr_features_runs_dalis_jasper_pipeline():
+    # Six generated utterances (2-16 s), batches of 3: two batches of 64-band features.
+    out = run_example(str(EXAMPLES / "asr_features.py"), "--files", "6", "--batch-size", "3",
+                      "--num-threads", "1")
+    lines = [line for line in out.splitlines() if line.startswith("epoch 0 batch")]
+    assert len(lines) == 2, out
+    for line in lines:
+        assert "3 x 64 mel bands float32" in line and "finite True" in line, line
+        widths = [int(w) for w in re.findall(r"padded frames \[([\d, ]+)\]", line)[0].split(",")]
+        assert len(widths) == 1 and widths[0] % 16 == 0, line  # padded to the batch, aligned
+        shortest, longest = (int(v) for v in re.findall(r"frames (\d+)\.\.(\d+)", line)[0])
+        assert 2 * 100 * 0.85 <= shortest <= longest <= widths[0]
+    assert "2 batches" in out
+
+
+def test_video_loader_reads_every_window_once_with_the_right_frames():
+    pytest.importorskip("av")
+    # 4 generated videos of 60 frames: readers.video's windows of 8 frames 3 apart start
+    # every 24 frames (0 and 24), 8 clips in batches of 3: 3, 3, 2 (PARTIAL).
+    out = run_example(str(EXAMPLES / "video_loader.py"), "--videos", "4", "--frames", "60",
+                      "--sequence-length", "8", "--stride", "3", "--batch-size", "3",
+                      "--num-threads", "2", "--device", "cpu", "--check")
+    assert shapes(out, "video shape:") == [(3, 8, 120, 160, 3)] * 2 + [(2, 8, 120, 160, 3)]
+    assert shapes(out, "label shape:") == [(3,), (3,), (2,)]
+    assert "epoch: 8 clips (len 3)" in out
+    assert "every clip holds the frames it should" in out

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stoker import Pipeline, SampleError, fn, ops
+from stoker import Pipeline, SampleError, fn, ops, pipeline_def
 from stoker.readers import DatasetError
 from stoker.readers.npy import READ_WHOLE
 
@@ -145,3 +145,24 @@ def test_listing_errors_and_the_legacy_class(tmp_path):
                                            roi_end=[3])())
     pipe.build()
     assert pipe.run()[0].at(0).tolist() == [1, 2]
+
+
+@pytest.mark.parametrize("kw, window", [
+    ({"roi_start": 2}, np.s_[2:, 2:]),                      # one value: every axis (DALI)
+    ({"roi_start": 2, "roi_end": 5}, np.s_[2:5, 2:5]),
+    ({"rel_roi_start": 0.5}, np.s_[3:, 5:]),
+    ({"roi_shape": 3}, np.s_[0:3, 0:3]),
+    ({"roi_start": 2, "roi_axes": [1]}, np.s_[:, 2:]),
+])
+def test_one_roi_value_applies_to_every_axis(tmp_path, kw, window):
+    # DALI 2.4's outputs for these calls on a 6 x 10 array were the same windows (run once).
+    a = np.arange(60).reshape(6, 10)
+    np.save(tmp_path / "a.npy", a)
+
+    @pipeline_def(batch_size=1, num_threads=1, device_id=None)
+    def pipe():
+        return fn.readers.numpy(file_root=str(tmp_path), **kw)
+
+    p = pipe()
+    p.build()
+    np.testing.assert_array_equal(np.array(p.run()[0][0]), a[window])

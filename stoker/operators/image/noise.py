@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from stoker.kernels.cpu.image import noise as K
-from stoker.kernels.cpu.random.rng import normal_from_uniform
+from stoker.kernels.cpu.random.rng import normal_values
 from stoker.operators.image.image_args import check_input_type, column, given
 from stoker.operators.machinery.registry import register
 from stoker.operators.machinery.schema import Arg, Example, Input, OpSchema
@@ -56,7 +56,7 @@ def _gaussian(x: np.ndarray, sctx: Any, args: dict, j: int, n: int) -> np.ndarra
     # same way (float64, then float32): DALI's noise.gaussian is x + that normal draw.
     mean = np.float64(column(args["mean"], n, "mean")[j])
     std = np.float64(column(args["stddev"], n, "stddev")[j])
-    z = normal_from_uniform(sctx.uniform(2 * max(x.size, 1))[None], x.size)[0]
+    z = normal_values(sctx.seed, sctx.index, x.size)
     return K.gaussian(x, (mean + std * z).astype(np.float32))
 
 

@@ -174,6 +174,8 @@ def call_op(name: str, inputs: list[Any], kwargs: dict[str, Any]) -> Any:
     upstream = [*inputs, *arg_nodes.values()]
     pipe = check_same_pipeline(schema, upstream)
     device = _resolve_device(schema, device, list(inputs))
+    if device != "cpu" and schema.gpu_split is not None:
+        return schema.gpu_split(dict(kwargs), device, op_name)
     if schema.name == "_to_device" and device == "cpu":
         return inputs[0]  # .gpu() where the GPU operators run on the CPU: nothing to move
     # Argument inputs are CPU data on every device, as in DALI: GPU operators take their

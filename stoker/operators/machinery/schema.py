@@ -102,6 +102,9 @@ class OpSchema:
     # What an fn/ops call returns, made from the call's outputs, where DALI's Python
     # wrapper returns something else (fn.readers.tfrecord: a dict by feature name).
     result: Callable[[Any], Any] | None = None
+    # A source that runs on the GPU as a CPU source plus GPU operators (the video readers:
+    # windows chosen on the CPU, decoded by NVDEC): (kwargs, device, name) -> outputs.
+    gpu_split: Callable[..., Any] | None = None
 
     def __post_init__(self) -> None:
         names = [a.name for a in self.args]

@@ -15,7 +15,7 @@ import numpy as np
 
 from stoker import types
 from stoker.errors import ArgumentError
-from stoker.kernels.cpu.random.rng import normal_from_uniform
+from stoker.kernels.cpu.random.rng import NORMAL_BULK, normal_from_uniform, normal_values
 from stoker.operators.machinery.registry import register
 from stoker.operators.machinery.schema import Arg, Example, Input, OpSchema
 
@@ -32,6 +32,7 @@ class _One:
         self.s = sctx
 
     n = property(lambda self: 1)
+    seed = property(lambda self: self.s.seed)
     indices = property(lambda self: np.array([self.s.index]))
 
     def uniform(self, count: int) -> np.ndarray:
@@ -123,7 +124,10 @@ def coin_flip_batch(ins: list, args: dict, ctx: Any) -> np.ndarray:
 def normal_batch(ins: list, args: dict, ctx: Any) -> np.ndarray:
     n, shape = ctx.n, _sample_shape(ins, args)
     k = math.prod(shape)
-    z = normal_from_uniform(ctx.uniform(2 * max(k, 1)), k)
+    if k > NORMAL_BULK:  # large samples (an audio dither): one keyed stream each
+        z = np.stack([normal_values(ctx.seed, int(i), k) for i in ctx.indices])
+    else:
+        z = normal_from_uniform(ctx.uniform(2 * max(k, 1)), k)
     mean = _column(args["mean"], n, 1)
     std = _column(args["stddev"], n, 1)
     return _finish(mean + std * z, n, shape, args["dtype"])

@@ -81,6 +81,23 @@ class FileReader(IndexedReader):
         labels = index.labels[ids.index].reshape(-1, 1)
         return [data, labels], names
 
+    def batch_count(self, bctx: Any) -> int:
+        """How many samples this batch takes from the cursor (readers sharing the reader
+        contract call it too)."""
+        cursor = self._cursor()
+        count = bctx.batch_size
+        if bctx.failures is not None:
+            # on_error="skip" never tops a batch up from the next reader epoch, and where
+            # epochs are cut to whole batches (an iterator's PARTIAL window, padding), a
+            # batch that replacements shifted ends with its epoch: each epoch still holds
+            # every good sample once. The batch comes out short instead.
+            order, left = cursor.order, cursor.order.epoch_length(cursor.epoch) - cursor.position
+            if bctx.topup:
+                count = 0 if cursor.position == 0 else min(count, left)
+            elif order.window is not None or order.pad_last_batch:
+                count = min(count, left)
+        return count
+
     def _read_error(self, e: OSError) -> SampleError:
         path = e.filename or "?"
         return self.sample_error(f"cannot read file {path!r}: {e.strerror or e}", str(path))

@@ -129,6 +129,8 @@ def roi_kernel(ins: list, args: dict, ctx: Any) -> np.ndarray:
               for key in ROI_ARGS}
     for key in ROI_ARGS:
         v = values[key.replace("roi_", "")]
+        if v is not None and len(v) == 1 and len(axes) > 1:  # one value for every axis (DALI)
+            values[key.replace("roi_", "")] = v = np.repeat(v, len(axes))
         if v is not None and len(v) != len(axes):
             raise ValueError(f"argument '{key}' has {len(v)} values for {len(axes)} axes "
                              f"(DALI: Argument \"{key}\" expected shape {len(axes)} but got "

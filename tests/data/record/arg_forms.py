@@ -16,7 +16,8 @@ The common arguments (bytes_per_sample_hint, preserve) are the same code on ever
 operator: they are tried on the operators of COMMON_ON only, to keep the table small.
 
 Re-run (from the repository root, DALI installed in /work/dali-venv):
-    PYTHONPATH=. /work/dali-venv/bin/python tests/data/record/arg_forms.py
+    PYTHONPATH=. /work/dali-venv/bin/python tests/data/record/arg_forms.py [OPERATOR ...]
+(naming operators re-records only theirs and keeps the rest of the table).
 """
 
 from __future__ import annotations
@@ -44,7 +45,12 @@ DALI_SCHEMAS = json.loads((ROOT / "tests" / "data" / "dali_schema.json").read_te
 COMMON = ("bytes_per_sample_hint", "preserve")
 COMMON_ON = ("copy", "crop", "random.uniform", "decoders.image", "readers.file")
 # Operators whose inputs cannot come from external_source data alone.
-SKIP = {"external_source": "a source, not an operator with arguments to check here"}
+SKIP = {"external_source": "a source, not an operator with arguments to check here",
+        "readers.tfrecord": "DALI's Python wrapper, not a schema: its arguments are "
+                            "checked by tests/readers/test_tfrecord_vs_dali.py",
+        "experimental.inputs.video": "an input fed by feed_input, like external_source",
+        "readers.video": "GPU-only in DALI 2.4",
+        "readers.video_resize": "GPU-only in DALI 2.4"}
 
 # op -> where the first valid example won't do: "example" (index of the valid example to
 # take inputs and base arguments from), "layouts" (one per input), "base" (the arguments),
@@ -55,6 +61,7 @@ BASES: dict[str, dict] = {
     # files, whose paths move with the code).
     "io.file.read": {"inputs": [([np.frombuffer(f"{{root}}/{f}".encode(), np.uint8)
                                   for f in ("a/0.jpg", "list.txt")], None)]},
+    "readers.nemo_asr": {"inputs": [], "base": {"manifest_filepaths": ["{root}/manifest.json"]}},
     "cat": {"layouts": ["AB", "AB"]},
     "expand_dims": {"layouts": ["XYZ"]},
     "one_hot": {"layouts": ["A"]},
@@ -93,6 +100,7 @@ OVERRIDES: dict[tuple[str, str], dict] = {
     ("one_hot", "axis_name"): {"value": "B"},
     ("random.coin_flip", "dtype"): {"value": {"enum": "DALIDataType", "v": 6}},
     ("readers.file", "dir_filters"): {"value": ["a"]},
+    ("readers.nemo_asr", "manifest_filepaths"): {"value": ["{root}/manifest.json"]},
     ("readers.file", "file_list"): {"value": "{root}/list.txt", "drop": ["file_root"]},
     ("readers.file", "file_root"): {"value": "{root}"},
     ("readers.file", "files"): {"value": _FILES, "drop": ["file_root"]},
@@ -185,6 +193,9 @@ def op_spec(name: str) -> dict:
             spec.setdefault("not_in_stoker", []).append(arg)
             continue
         dtype = str(dschema.GetArgumentType(arg)).rsplit(".", 1)[-1]
+        if dtype not in KINDS:  # (a list of DALI types: no value forms of its own to try)
+            spec.setdefault("unchecked", {})[arg] = dtype
+            continue
         kind = KINDS[dtype]
         default = (dschema.GetArgumentDefaultValueString(arg)
                    if dschema.HasArgumentDefaultValue(arg) else None)
@@ -202,12 +213,17 @@ def op_spec(name: str) -> dict:
     return spec
 
 
-def main() -> None:
+def main(only: list[str]) -> None:
+    """Records every shared operator, or only the operators named (the others' entries
+    are kept from the current table)."""
     warnings.simplefilter("ignore")
     names = sorted(n for n in REGISTRY if not n.startswith("_") and n in DALI_SCHEMAS
                    and n not in SKIP)
     jpeg = input_arrays(op_spec("decoders.image")["inputs"][0])[0].tobytes()
     table = {}
+    if only:
+        table = {n: op for n, op in json.loads(OUT.read_text())["ops"].items() if n in names}
+        names = [n for n in names if n in only]
     with tempfile.TemporaryDirectory() as tmp:
         make_files(pathlib.Path(tmp), jpeg)
         for name in names:
@@ -221,6 +237,7 @@ def main() -> None:
             if op["base_outcome"] != "ok":
                 print(f"{name}: base case -> {op['base_outcome']}")
             table[name] = op
+    table = dict(sorted(table.items()))
     doc = {"_about": __doc__.split("\n\n")[0], "dali_version": dali.__version__,
            "forms": list(FORMS), "common_args_on": list(COMMON_ON), "skipped": SKIP,
            "ops": table}
@@ -230,4 +247,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

@@ -1,1 +1,2 @@
-"""CPU kernels of the video family (``stoker/operators/video/``): none yet."""
+"""CPU kernels of the video family (``stoker/operators/video/``): PyAV decoding of chosen
+frames."""

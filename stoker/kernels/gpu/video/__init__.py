@@ -1,1 +1,2 @@
-"""GPU kernels of the video family (``stoker/operators/video/``): none yet."""
+"""GPU kernels of the video family (``stoker/operators/video/``): NVDEC decoding through
+PyAV, NV12 to RGB on the device."""

@@ -1,0 +1,174 @@
+"""The source instance behind the video readers: windows in, decoded clips out.
+
+It shares every reader's machinery (``IndexedReader``): the read order over the
+samples (sharding, exact-permutation shuffles, epochs, padding, ``reader_meta``), the
+checkpoint state and ``on_error="skip"``'s top-ups; only the samples are windows of
+videos instead of files. Per batch, the windows are sorted by (file, first frame) and cut
+into runs of one file, so one thread decodes adjacent windows with one decoder in one
+forward pass; the runs are spread over the pipeline's threads (FFmpeg releases the GIL).
+A file that fails to decode is named in the error, or, with ``on_error="skip"``, its
+sample is skipped and reported.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+from stoker.errors import ArgumentError, SampleError
+from stoker.graph.node import OpNode
+from stoker.operators.readers.base import IndexedReader
+from stoker.readers.video_dataset import VideoDataset, entries_from_args
+from stoker.readers.video_index import VideoError
+
+# The contract battery's examples read the repository's test data.
+EXAMPLE_VIDEO = os.path.join(os.path.dirname(os.path.abspath(__file__)), *[os.pardir] * 3,
+                             "tests", "data", "video", "vp9_cfr.webm")
+
+
+class VideoReader(IndexedReader):
+    """Source instance of experimental.readers.video, readers.video and video_resize."""
+
+    legacy = False
+
+    def __init__(self, op: OpNode, pipeline: Any):
+        self.threads = max(1, int(getattr(pipeline, "num_threads", 1) or 1))
+        self.pool: Any = None
+        if "pad_mode" in op.arg_nodes:
+            raise ArgumentError(f"{op.describe()}: a per-sample 'pad_mode' is not supported "
+                                "by the readers; give a constant")
+        super().__init__(op, pipeline)
+
+    def attach_pool(self, pool: Any) -> None:
+        """The executor's worker pool: windows decode on the pipeline's threads."""
+        self.pool = pool
+
+    def _build_index(self) -> VideoDataset:
+        who = self._who()
+        args = {**self.args, "_legacy": self.legacy}
+        entries, self.has_labels = entries_from_args(args, who)
+        return VideoDataset(entries, args, who, self.threads, legacy=self.legacy)
+
+    # -- a batch ----------------------------------------------------------------------------
+    def _read(self, ids: Any, bctx: Any) -> tuple[list, list[str]]:
+        data, ids = self.index, ids.index.tolist()
+        windows = [data.frames(i) for i in ids]
+        names = [data.entries[e].path for e, _ in windows]
+        video = self.decode(data, windows, bctx)
+        return self.outputs(data, windows, video), names
+
+    def decode(self, data: VideoDataset, windows: list, bctx: Any) -> Any:
+        """The batch's clips: one dense array when every file has one size."""
+        from stoker.executor.context import FAILED
+        from stoker.kernels.cpu.video.decode import (
+            decode_into,
+            drop_thread_decoder,
+            thread_decoder,
+        )
+
+        n = len(windows)
+        length = self.args["sequence_length"]
+        shapes = {(data.indexes[e].height, data.indexes[e].width) for e, _ in windows}
+        dense = None
+        if len(shapes) == 1:
+            h, w = shapes.pop()
+            dense = np.empty((n, length, h, w, 3), np.uint8)
+        fill = self.fill_value()
+        ycbcr = self.ycbcr()
+        out: list[Any] = [None] * n
+        errors: dict[int, BaseException] = {}
+
+        def run(rows: list[int]) -> None:
+            for row in rows:
+                e, frames = windows[row]
+                index = data.indexes[e]
+                target = dense[row] if dense is not None else \
+                    np.empty((length, index.height, index.width, 3), np.uint8)
+                try:
+                    decode_into(thread_decoder(index), frames, fill, ycbcr, target)
+                    out[row] = target
+                except Exception as err:  # the decoder is in doubt: open it afresh
+                    drop_thread_decoder(index)
+                    errors[row] = err
+
+        runs = plan_runs(windows, self.threads)
+        if self.pool is not None and len(runs) > 1:
+            self.pool.map(lambda k: run(runs[k]), len(runs))
+        else:
+            for r in runs:
+                run(r)
+        for row, err in sorted(errors.items()):
+            path = data.entries[windows[row][0]].path
+            reason = str(err) if isinstance(err, VideoError) else \
+                f"cannot decode video {path!r}: {type(err).__name__}: {err}"
+            message = f"{self._who()}: {reason}"
+            if not bctx.fail(row, message):
+                raise SampleError(message, op=self.op.schema.fn_name, source=path,
+                                  where=self.op.where) from err
+            out[row] = FAILED
+        if dense is not None and not errors:
+            return self.finish(dense)
+        return [x if x is FAILED else self.finish(x) for x in out]
+
+    def finish(self, clips: np.ndarray) -> Any:
+        return clips
+
+    def fill_value(self) -> np.ndarray | None:
+        fill = self.args.get("fill_value")
+        if fill is None:
+            return None
+        return np.asarray(fill if len(fill) > 1 else fill * 3, np.int64).clip(0, 255) \
+            .astype(np.uint8)
+
+    def ycbcr(self) -> bool:
+        from stoker import types
+
+        return int(self.args.get("image_type", 0)) == int(types.YCbCr)
+
+    def outputs(self, data: VideoDataset, windows: list, video: Any) -> list:
+        a = self.args
+        outs = [video]
+        n = len(windows)
+        if self.has_labels:
+            outs.append(np.asarray([data.entries[e].label for e, _ in windows],
+                                   np.int32).reshape(n, 1))
+        mode = frame_num_mode(a.get("enable_frame_num"))
+        if mode == "scalar":
+            outs.append(np.asarray([f[0] for _, f in windows], np.int32).reshape(n, 1))
+        elif mode == "sequence":
+            outs.append(np.stack([f for _, f in windows]).astype(np.int32))
+        if a.get("enable_timestamps"):
+            outs.append(np.stack([data.indexes[e].timestamps(f) for e, f in windows]))
+        return outs
+
+
+def plan_runs(windows: list, threads: int) -> list[list[int]]:
+    """Rows of the batch in runs: sorted by (file, first frame), cut where the file
+    changes, and long runs cut so every thread gets work."""
+    order = sorted(range(len(windows)), key=lambda r: (windows[r][0], _first(windows[r][1])))
+    runs: list[list[int]] = []
+    for row in order:
+        if runs and windows[runs[-1][-1]][0] == windows[row][0]:
+            runs[-1].append(row)
+        else:
+            runs.append([row])
+    most = max(1, -(-len(windows) // threads))
+    cut: list[list[int]] = []
+    for r in runs:
+        cut.extend(r[i:i + most] for i in range(0, len(r), most))
+    return cut
+
+
+def _first(frames: np.ndarray) -> int:
+    real = frames[frames >= 0]
+    return int(real.min()) if len(real) else 0
+
+
+def frame_num_mode(value: Any) -> str:
+    if value is True:
+        return "scalar"
+    if value is False or value is None:
+        return "none"
+    return str(value)
