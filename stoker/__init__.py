@@ -12,6 +12,7 @@ Parts (see DESIGN.md), lowest layer first (tests/test_layering.py keeps imports 
     fn, ops   -- the functional API and DALI's legacy operator classes, made from the registry
     auto_aug  -- DALI's automatic augmentations (AutoAugment, RandAugment, TrivialAugment)
     plugin    -- framework iterators (PyTorch, JAX, TensorFlow)
+    experimental -- dynamic mode: operators called on arrays outside a pipeline
     cli       -- ``stoker demo``, ``stoker bench``, ``stoker profile``, ``stoker docs``
 
 An operator family has the same folder name in operators/, kernels/cpu/, kernels/gpu/ and

@@ -17,6 +17,7 @@ import numpy as np
 
 from stoker import types
 from stoker.errors import ArgumentTypeError, ShapeError
+from stoker.kernels.cpu import buffers
 from stoker.tensors.common import batch_text, check_layout, drop_axes, squeeze_axes, tensor_text
 
 
@@ -218,7 +219,7 @@ class TensorListCPU:
                 )
             if not self._samples:
                 raise ShapeError("TensorList.as_array: the batch is empty")
-            self._dense = np.stack(self._samples)
+            self._dense = _stack(self._samples)
             self._samples = None
         return self._dense
 
@@ -330,6 +331,13 @@ def _check_samples(samples: list[np.ndarray]) -> None:
         if s.ndim != n0:
             raise ArgumentTypeError(f"TensorListCPU: sample {k} has {s.ndim} dimension(s), "
                                     f"sample 0 has {n0}; the samples of a batch share them")
+
+
+def _stack(samples: list[np.ndarray]) -> np.ndarray:
+    """The samples as one array, on recycled 64-byte-aligned memory (kernels/cpu/buffers.py):
+    a framework plugin then hands the batch to JAX or TF without a second copy."""
+    out = buffers.empty((len(samples), *samples[0].shape), samples[0].dtype)
+    return np.stack(samples, out=out)
 
 
 def _uniform(samples: list[Any]) -> bool:

@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from stoker.kernels.cpu import buffers
+
 
 def window_anchor(pos: np.ndarray, extent: int, crop: int | np.ndarray, rounding: str
                   ) -> np.ndarray:
@@ -197,7 +199,7 @@ def crop_mirror_normalize(images: np.ndarray, ay: np.ndarray, ax: np.ndarray, ch
     if images.dtype == np.uint8 and mean.ndim == 1 and std.ndim == 1:
         stored = table_type(dtype)
         table = normalize_table(mean, std, scale, shift, fill, stored)
-        out = np.empty(shape, stored)
+        out = buffers.empty(shape, stored)
         loop = fused.crop_normalize_table_chw if channels_first else fused.crop_normalize_table_hwc
         if stored == np.float16:  # (numba has no float16: the loop copies its bits)
             loop(images, ay, ax, mirror, table.view(np.uint16), out.view(np.uint16))
@@ -207,7 +209,7 @@ def crop_mirror_normalize(images: np.ndarray, ay: np.ndarray, ax: np.ndarray, ch
     mean2, inv, shift32 = normalize_factors(np.broadcast_to(mean, (n, c)),
                                             np.broadcast_to(std, (n, c)), scale, shift)
     work = dtype if dtype in NATIVE_TYPES else np.dtype(np.float32)
-    out = np.empty(shape, work)
+    out = buffers.empty(shape, work)
     fused.crop_normalize_float(images, ay, ax, mirror, mean2, inv, shift32,
                                np.asarray(fill, np.float32), out, channels_first)
     return out if work == dtype else convert(out, dtype)
