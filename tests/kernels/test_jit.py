@@ -2,6 +2,7 @@
 whose code needs more of numba loads numba's usual way."""
 
 import os
+import pathlib
 import subprocess
 import sys
 
@@ -135,3 +136,14 @@ def test_resolved_names_what_code_needs():
                                       "  %v = load i64, ptr @stoker_no_global\n"
                                       "  ret i64 %v\n}\n"))
     assert not jit._resolved(("lib", "bitcode", b""))
+
+
+def test_importing_the_operators_loads_no_numba():
+    # numba costs about 0.2 s and 64 MB: a pipeline pays it only when it calls a compiled
+    # loop (stoker.kernels.cpu.compiled.loops), never for `from stoker import fn`.
+    code = ("import sys\nimport stoker.fn, stoker.ops\n"
+            "print(sorted(m for m in ('numba', 'scipy', 'llvmlite', 'torch', 'av', 'jax',"
+            " 'tensorflow') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=str(pathlib.Path(__file__).resolve().parents[2]))
+    assert out.stdout.strip() == "[]", out.stdout

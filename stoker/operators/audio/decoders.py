@@ -18,7 +18,7 @@ from stoker import types
 from stoker.errors import ArgumentError
 from stoker.kernels.cpu.audio import convert
 from stoker.kernels.cpu.audio.decode import decode, pcm16_wav
-from stoker.kernels.cpu.audio.resample import resample, resampled_length
+from stoker.kernels.cpu.compiled import loops
 from stoker.operators.machinery.registry import register
 from stoker.operators.machinery.schema import Arg, Example, Input, OpSchema
 
@@ -125,11 +125,11 @@ def resample_kernel(ins: list, args: dict, ctx: Any) -> np.ndarray:
     if out_rate == 0:  # scale=0 or out_length=0: nothing to compute
         return np.zeros((0, *x.shape[1:]), out_type)
     if length is None:
-        length = resampled_length(n, in_rate, out_rate)
+        length = loops("audio.resample").resampled_length(n, in_rate, out_rate)
     # DALI resamples in the output type's value range ([0, 1] for unsigned types).
     samples = convert.to_float(x, convert.is_unsigned(out_type))
-    out = resample(samples, in_rate, out_rate, args["quality"], args["resampler"],
-                   out_length=length)
+    out = loops("audio.resample").resample(samples, in_rate, out_rate, args["quality"],
+                                           args["resampler"], out_length=length)
     return convert.from_float(out, out_type)
 
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from stoker import types
 from stoker.errors import ArgumentError
-from stoker.kernels.cpu.audio.signal import BORDERS, nonsilent_region, preemphasis
+from stoker.kernels.cpu.compiled import loops
 from stoker.operators.audio.decoders import scalar
 from stoker.operators.machinery.registry import register
 from stoker.operators.machinery.schema import Arg, Example, Input, OpSchema
@@ -30,8 +30,9 @@ def nonsilent_kernel(ins: list, args: dict, ctx: Any) -> tuple:
         raise ValueError(f"expects a 1-D signal, got shape {x.shape}")
     if x.dtype.type not in _NONSILENT_INPUTS:
         raise ValueError(f"cannot take samples of type {x.dtype}")
-    begin, length = nonsilent_region(x, args["cutoff_db"], args["window_length"],
-                                     args["reference_power"], args["reset_interval"])
+    begin, length = loops("audio.signal").nonsilent_region(
+        x, args["cutoff_db"], args["window_length"], args["reference_power"],
+        args["reset_interval"])
     return np.array(begin, np.int32), np.array(length, np.int32)
 
 
@@ -81,7 +82,7 @@ def preemphasis_kernel(ins: list, args: dict, ctx: Any) -> np.ndarray:
     x = np.asarray(ins[0])
     if x.dtype.kind not in "biuf":
         raise ValueError(f"cannot filter samples of type {x.dtype}")
-    return preemphasis(x, scalar(args["preemph_coeff"]), args["border"],
+    return loops("audio.signal").preemphasis(x, scalar(args["preemph_coeff"]), args["border"],
                        types.to_numpy(args["dtype"]))
 
 
@@ -95,7 +96,7 @@ register(OpSchema(
     inputs=(Input("input", "A signal (any numeric type)."),),
     args=(Arg("preemph_coeff", "float", 0.97, "The filter's coefficient.", per_sample=True),
           Arg("border", "str", "clamp", "x[-1]: 'clamp' (x[0]), 'zero' (0) or 'reflect' "
-              "(x[1]).", choices=BORDERS),
+              "(x[1]).", choices=("clamp", "zero", "reflect")),
           Arg("dtype", "dtype", T.FLOAT, "Output type (integers rounded and saturated).")),
     kernel=preemphasis_kernel,
     dtype=lambda dtypes, args: types.to_numpy(args["dtype"]),

@@ -10,10 +10,8 @@ from typing import Any
 import numpy as np
 
 from stoker.errors import ArgumentError
-from stoker.kernels.cpu.audio.mel import apply_mel, mel_bank
 from stoker.kernels.cpu.audio.mfcc import mfcc
-from stoker.kernels.cpu.audio.signal import to_decibels
-from stoker.kernels.cpu.audio.spectrogram import hann_window, spectrogram
+from stoker.kernels.cpu.compiled import loops
 from stoker.operators.machinery.registry import register
 from stoker.operators.machinery.schema import Arg, Example, Input, OpSchema
 
@@ -41,11 +39,11 @@ def spectrogram_kernel(ins: list, args: dict, ctx: Any) -> np.ndarray:
     if x.shape[0] == 0:
         raise ValueError("the signal is empty (zero-length audio)")
     win = args["window_length"]
-    window = hann_window(win) if args.get("window_fn") is None else \
+    window = loops("audio.spectrogram").hann_window(win) if args.get("window_fn") is None else \
         np.asarray(args["window_fn"], np.float32)
-    return spectrogram(x, args.get("nfft") or win, win, args["window_step"], window,
-                       args["power"], args["center_windows"], args["reflect_padding"],
-                       args["layout"])
+    return loops("audio.spectrogram").spectrogram(
+        x, args.get("nfft") or win, win, args["window_step"], window, args["power"],
+        args["center_windows"], args["reflect_padding"], args["layout"])
 
 
 def _check_spectrogram(args: dict) -> None:
@@ -123,10 +121,10 @@ def mel_kernel(ins: list, args: dict, ctx: Any) -> np.ndarray:
     nbins = x.shape[axis]
     if nbins < 2:
         raise ValueError(f"needs at least 2 frequency bins, got {nbins}")
-    weights, bands = mel_bank(nbins, args["sample_rate"], args["nfilter"], args["freq_low"],
-                              args["freq_high"], args["normalize"],
-                              args["mel_formula"] == "htk")
-    return apply_mel(x, axis, weights, bands)
+    weights, bands = loops("audio.mel").mel_bank(
+        nbins, args["sample_rate"], args["nfilter"], args["freq_low"], args["freq_high"],
+        args["normalize"], args["mel_formula"] == "htk")
+    return loops("audio.mel").apply_mel(x, axis, weights, bands)
 
 
 def _check_mel(args: dict) -> None:
@@ -222,7 +220,7 @@ register(OpSchema(
 def decibels_kernel(ins: list, args: dict, ctx: Any) -> np.ndarray:
     x = float32_input(ins[0])
     reference = args["reference"] if "reference" in args.get("_given", ()) else None
-    return to_decibels(x, args["multiplier"], reference, args["cutoff_db"])
+    return loops("audio.signal").to_decibels(x, args["multiplier"], reference, args["cutoff_db"])
 
 
 def _check_decibels(args: dict) -> None:

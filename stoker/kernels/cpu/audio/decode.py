@@ -32,7 +32,7 @@ import numpy as np
 
 from stoker.kernels.cpu import buffers
 from stoker.kernels.cpu.audio import convert
-from stoker.kernels.cpu.audio.resample import resample
+from stoker.kernels.cpu.compiled import loops
 
 
 class AudioDecodeError(ValueError):
@@ -194,7 +194,7 @@ def decode(source: Any, *, offset_s: float = -1.0, duration_s: float = -1.0,
     if downmix:
         audio = _downmix(audio)
     if should_resample:
-        audio = resample(audio, rate, target_rate, quality, method)
+        audio = loops("audio.resample").resample(audio, rate, target_rate, quality, method)
     return convert.from_float(audio, dtype), rate
 
 

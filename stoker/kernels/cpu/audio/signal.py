@@ -42,7 +42,6 @@ def to_decibels(x: np.ndarray, multiplier: float, reference: float | None,
     return out
 
 
-BORDERS = ("clamp", "zero", "reflect")
 
 
 @njit(nogil=True, cache=True)
