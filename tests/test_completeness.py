@@ -1,0 +1,145 @@
+"""Every ``fn`` name DALI 2.4 runs on the CPU is in stoker, or left out here with a reason.
+
+``tests/data/dali_fn_names.json`` (recorder ``tests/data/record/fn_names.py``) lists each
+``fn`` path of DALI 2.4 and its plugins with the backends it runs on. A path counts as
+present when ``stoker.fn`` answers to it: an operator of the registry, or one of DALI's
+deprecated names (``stoker/operators/machinery/aliases.py``) whose operator stoker has.
+Names only DALI's GPU runs are left out by the recorded data itself. ``LEFT_OUT`` names
+the rest, each with why; an entry that stoker has meanwhile gained fails the test, so the
+table shrinks as the operators arrive.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+
+import pytest
+
+import stoker.fn as fn
+from stoker.operators.machinery.aliases import FN_ALIASES
+
+DATA = pathlib.Path(__file__).resolve().parent / "data" / "dali_fn_names.json"
+NAMES: dict[str, dict] = json.loads(DATA.read_text())["names"]
+
+AUDIO = "audio: issue 25, pending its branch"
+VIDEO = "video: issue 24, pending its branch"
+PYFUNC = "python operators: issue 26, pending its branch"
+ISSUE28 = "issue 28, not done yet"
+
+# fn path -> why stoker does not have it (yet).
+LEFT_OUT: dict[str, str] = {
+    "audio_decoder": AUDIO,
+    "audio_resample": AUDIO,
+    "decoders.audio": AUDIO,
+    "experimental.audio_resample": AUDIO,
+    "mel_filter_bank": AUDIO,
+    "mfcc": AUDIO,
+    "nemo_asr_reader": AUDIO,
+    "nonsilent_region": AUDIO,
+    "power_spectrum": ISSUE28,
+    "preemphasis_filter": AUDIO,
+    "readers.nemo_asr": AUDIO,
+    "spectrogram": AUDIO,
+    "to_decibels": AUDIO,
+    "decoders.video": VIDEO,
+    "element_extract": VIDEO,
+    "experimental.decoders.video": VIDEO,
+    "experimental.inputs.video": VIDEO,
+    "experimental.readers.video": VIDEO,
+    "per_frame": VIDEO,
+    "sequence_rearrange": VIDEO,
+    # A reader of image-file sequences (frames from a directory tree), deprecated in DALI.
+    "readers.sequence": "image sequences: in no issue yet (the video family, issue 24, is "
+                        "its natural home); DALI 2.4 deprecates it",
+    "sequence_reader": "DALI's deprecated name of readers.sequence (see there)",
+    "python_function": PYFUNC,
+    "dl_tensor_python_function": PYFUNC,
+    "torch_python_function": PYFUNC,
+    "experimental.numba_function": "numba plugin operator: issue 26, pending its branch",
+    "batch_permutation": ISSUE28,
+    "permute_batch": ISSUE28,
+    "clahe": ISSUE28,
+    "debayer": ISSUE28,
+    "experimental.debayer": ISSUE28,
+    "decoders.numpy": ISSUE28,
+    "dump_image": ISSUE28,
+    "experimental.readers.fits": ISSUE28,
+    "experimental.tensor_resize": ISSUE28,
+    "tensor_resize": ISSUE28,
+    "experimental.warp_perspective": ISSUE28,
+    "experimental.filter": ISSUE28,
+    "filter": ISSUE28,
+    "laplacian": ISSUE28,
+    "sphere": ISSUE28,
+    "water": ISSUE28,
+    "full": ISSUE28,
+    "full_like": ISSUE28,
+    "ones": ISSUE28,
+    "ones_like": ISSUE28,
+    "zeros": ISSUE28,
+    "zeros_like": ISSUE28,
+    "reductions.max": ISSUE28,
+    "reductions.mean": ISSUE28,
+    "reductions.mean_square": ISSUE28,
+    "reductions.min": ISSUE28,
+    "reductions.rms": ISSUE28,
+    "reductions.std_dev": ISSUE28,
+    "reductions.sum": ISSUE28,
+    "reductions.variance": ISSUE28,
+}
+
+
+def _stoker_has(path: str) -> bool:
+    obj = fn
+    for part in path.split("."):
+        obj = getattr(obj, part, None)
+        if obj is None:
+            return False
+    return callable(obj)
+
+
+def _on_cpu(path: str) -> bool:
+    return "cpu" in NAMES[path]["backends"]
+
+
+CPU_NAMES = sorted(p for p in NAMES if _on_cpu(p))
+
+
+def test_recorded_list_is_dali_24():
+    doc = json.loads(DATA.read_text())
+    assert doc["dali_version"].startswith("2.4")
+    assert len(CPU_NAMES) > 150  # 161 when recorded; a short list means a broken recorder
+
+
+@pytest.mark.parametrize("path", CPU_NAMES)
+def test_dali_cpu_name_is_in_stoker_or_left_out_with_reason(path):
+    if path in LEFT_OUT:
+        assert LEFT_OUT[path].strip(), f"fn.{path} is left out without a reason"
+        assert not _stoker_has(path), (f"stoker now has fn.{path}: remove it from LEFT_OUT "
+                                       "in tests/test_completeness.py")
+    else:
+        assert _stoker_has(path), (f"DALI 2.4 runs fn.{path} on the CPU; stoker has no such "
+                                   "name (add it, or list it in LEFT_OUT with the reason)")
+
+
+def test_left_out_names_are_dali_cpu_names():
+    unknown = sorted(p for p in LEFT_OUT if p not in NAMES or not _on_cpu(p))
+    assert not unknown, f"LEFT_OUT names that DALI 2.4 does not run on the CPU: {unknown}"
+
+
+def test_deprecated_names_follow_their_operator():
+    # A deprecated DALI name is present exactly when the operator it stands for is.
+    for old, new in FN_ALIASES.items():
+        if old in NAMES and _on_cpu(old):
+            assert _stoker_has(old) == _stoker_has(new), (old, new)
+            if old in LEFT_OUT or new in LEFT_OUT:
+                assert old in LEFT_OUT and (new in LEFT_OUT or not _on_cpu(new)), (old, new)
+
+
+def test_gpu_only_names_are_the_recorded_ones():
+    # What DALI runs only on the GPU needs no CPU operator; stoker's GPU operators are
+    # CPU operators with a GPU kernel, so none of these is expected in stoker.
+    gpu_only = sorted(p for p in NAMES if not _on_cpu(p))
+    assert "experimental.median_blur" in gpu_only and "optical_flow" in gpu_only
+    assert not [p for p in gpu_only if p in LEFT_OUT]
