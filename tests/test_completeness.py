@@ -79,14 +79,6 @@ LEFT_OUT: dict[str, str] = {
     "ones_like": ISSUE28,
     "zeros": ISSUE28,
     "zeros_like": ISSUE28,
-    "reductions.max": ISSUE28,
-    "reductions.mean": ISSUE28,
-    "reductions.mean_square": ISSUE28,
-    "reductions.min": ISSUE28,
-    "reductions.rms": ISSUE28,
-    "reductions.std_dev": ISSUE28,
-    "reductions.sum": ISSUE28,
-    "reductions.variance": ISSUE28,
 }
 
 
