@@ -73,12 +73,6 @@ LEFT_OUT: dict[str, str] = {
     "laplacian": ISSUE28,
     "sphere": ISSUE28,
     "water": ISSUE28,
-    "full": ISSUE28,
-    "full_like": ISSUE28,
-    "ones": ISSUE28,
-    "ones_like": ISSUE28,
-    "zeros": ISSUE28,
-    "zeros_like": ISSUE28,
 }
 
 
