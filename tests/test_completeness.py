@@ -57,8 +57,6 @@ LEFT_OUT: dict[str, str] = {
     "dl_tensor_python_function": PYFUNC,
     "torch_python_function": PYFUNC,
     "experimental.numba_function": "numba plugin operator: issue 26, pending its branch",
-    "batch_permutation": ISSUE28,
-    "permute_batch": ISSUE28,
     "clahe": ISSUE28,
     "debayer": ISSUE28,
     "experimental.debayer": ISSUE28,
