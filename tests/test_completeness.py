@@ -66,11 +66,6 @@ LEFT_OUT: dict[str, str] = {
     "experimental.tensor_resize": ISSUE28,
     "tensor_resize": ISSUE28,
     "experimental.warp_perspective": ISSUE28,
-    "experimental.filter": ISSUE28,
-    "filter": ISSUE28,
-    "laplacian": ISSUE28,
-    "sphere": ISSUE28,
-    "water": ISSUE28,
 }
 
 

@@ -1,0 +1,58 @@
+"""The calls tests/data/record/image_effects.py records from DALI and
+tests/image/test_effects_vs_dali.py replays on stoker: name -> inputs and a function
+``call(fn, types, *nodes)`` written once for both libraries."""
+
+from __future__ import annotations
+
+import numpy as np
+
+_RNG = np.random.default_rng(2024)
+HWC = [_RNG.integers(0, 256, (23, 31, 3), dtype=np.uint8),
+       _RNG.integers(0, 256, (17, 12, 3), dtype=np.uint8)]
+HW = [x[..., 1].copy() for x in HWC]
+F32 = [(x.astype(np.float32) - 128) / 7 for x in HWC]
+K3 = [np.array([[0, 1, 0], [0, 0, 2], [0, 0, 0]], np.float32),
+      np.array([[1, 2, 1], [0, 0, 0], [-1, -2, -1]], np.float32) / 4]
+K24 = [np.full((2, 4), 0.125, np.float32), np.arange(8, dtype=np.float32).reshape(2, 4) / 20]
+VOL = [_RNG.integers(0, 256, (5, 6, 7, 2), dtype=np.uint8)]
+SEQ = [np.stack([HWC[0], HWC[0][::-1].copy()])]
+
+
+def _case(data: list, call, layout: str = "HWC") -> dict:
+    return {"data": data, "call": call, "layout": layout}
+
+
+CASES = {
+    "filter_hwc": _case([HWC, K3], lambda fn, t, x, k: fn.filter(x, k)),
+    "filter_even_f32": _case([F32, K24], lambda fn, t, x, k: fn.filter(x, k)),
+    "filter_valid": _case([HWC, K24], lambda fn, t, x, k: fn.filter(x, k, mode="valid")),
+    "filter_const_fill": _case(
+        [HWC, K3, [np.uint8(9), np.uint8(200)]],
+        lambda fn, t, x, k, f: fn.filter(x, k, f, border="constant", dtype=t.FLOAT)),
+    "filter_wrap": _case([HW, K24], lambda fn, t, x, k: fn.filter(x, k, border="wrap"), "HW"),
+    "filter_clamp_anchor": _case(
+        [HW, K3], lambda fn, t, x, k: fn.filter(x, k, border="clamp", anchor=[0, 2]), "HW"),
+    "filter_reflect_1001": _case(
+        [HWC, K24], lambda fn, t, x, k: fn.filter(x, k, border="reflect_1001")),
+    "filter_chw": _case([[x.transpose(2, 0, 1).copy() for x in HWC], K3],
+                        lambda fn, t, x, k: fn.filter(x, k), "CHW"),
+    "filter_fhwc": _case([SEQ, K3[:1]], lambda fn, t, x, k: fn.filter(x, k), "FHWC"),
+    "laplacian_hwc": _case([HWC], lambda fn, t, x: fn.laplacian(x)),
+    "laplacian_float": _case([HWC], lambda fn, t, x: fn.laplacian(
+        x, window_size=5, dtype=t.FLOAT)),
+    "laplacian_per_axis": _case([F32], lambda fn, t, x: fn.laplacian(
+        x, window_size=[3, 5], smoothing_size=[1, 3], scale=[0.5, 2.0])),
+    "laplacian_normalized": _case([HW], lambda fn, t, x: fn.laplacian(
+        x, window_size=7, smoothing_size=5, normalized_kernel=True, dtype=t.FLOAT), "HW"),
+    "laplacian_volume": _case([VOL], lambda fn, t, x: fn.laplacian(x, dtype=t.FLOAT), "DHWC"),
+    "water": _case([HWC], lambda fn, t, x: fn.water(x)),
+    "water_linear": _case([F32], lambda fn, t, x: fn.water(
+        x, interp_type=t.INTERP_LINEAR, ampl_x=4.0, freq_y=0.3, phase_x=0.7, fill_value=-2.0)),
+    "sphere": _case([HWC], lambda fn, t, x: fn.sphere(x)),
+    "sphere_linear": _case([HWC], lambda fn, t, x: fn.sphere(
+        x, interp_type=t.INTERP_LINEAR, fill_value=50.0)),
+}
+
+
+def inputs_of(case: dict) -> tuple[list[list[np.ndarray]], str]:
+    return [[np.asarray(s) for s in samples] for samples in case["data"]], case["layout"]
