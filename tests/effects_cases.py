@@ -15,6 +15,7 @@ K3 = [np.array([[0, 1, 0], [0, 0, 2], [0, 0, 0]], np.float32),
       np.array([[1, 2, 1], [0, 0, 0], [-1, -2, -1]], np.float32) / 4]
 K24 = [np.full((2, 4), 0.125, np.float32), np.arange(8, dtype=np.float32).reshape(2, 4) / 20]
 VOL = [_RNG.integers(0, 256, (5, 6, 7, 2), dtype=np.uint8)]
+M = [0.9, 0.1, 2.0, -0.05, 1.1, -1.0, 0.001, 0.002, 1.0]
 SEQ = [np.stack([HWC[0], HWC[0][::-1].copy()])]
 
 
@@ -51,6 +52,26 @@ CASES = {
     "sphere": _case([HWC], lambda fn, t, x: fn.sphere(x)),
     "sphere_linear": _case([HWC], lambda fn, t, x: fn.sphere(
         x, interp_type=t.INTERP_LINEAR, fill_value=50.0)),
+    "warp_perspective": _case([HWC], lambda fn, t, x: fn.experimental.warp_perspective(
+        x, matrix=M)),
+    "warp_perspective_nn_size_fill": _case([HWC], lambda fn, t, x: (
+        fn.experimental.warp_perspective(x, matrix=M, size=[15.0, 20.0], fill_value=[9.0, 99.0,
+                                         199.0], interp_type=t.INTERP_NN))),
+    "warp_perspective_cubic_replicate": _case([F32], lambda fn, t, x: (
+        fn.experimental.warp_perspective(x, matrix=M, interp_type=t.INTERP_CUBIC,
+                                         border_mode="replicate"))),
+    "warp_perspective_forward_reflect": _case([HWC], lambda fn, t, x: (
+        fn.experimental.warp_perspective(x, matrix=M, inverse_map=False,
+                                         border_mode="reflect_101"))),
+    "warp_perspective_center_wrap_chw": _case(
+        [[x.transpose(2, 0, 1).copy() for x in HWC]],
+        lambda fn, t, x: fn.experimental.warp_perspective(x, matrix=M, pixel_origin="center",
+                                                          border_mode="wrap"), "CHW"),
+    "warp_perspective_input_fhwc": _case(
+        [SEQ, [np.array(M, np.float32).reshape(3, 3)]],
+        lambda fn, t, x, m: fn.experimental.warp_perspective(x, m, fill_value=[50.0]), "FHWC"),
+    "warp_perspective_hw": _case([HW], lambda fn, t, x: fn.experimental.warp_perspective(
+        x, matrix=M, border_mode="reflect"), "HW"),
 }
 
 

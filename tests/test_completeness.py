@@ -22,36 +22,15 @@ from stoker.operators.machinery.aliases import FN_ALIASES
 DATA = pathlib.Path(__file__).resolve().parent / "data" / "dali_fn_names.json"
 NAMES: dict[str, dict] = json.loads(DATA.read_text())["names"]
 
-AUDIO = "audio: issue 25, pending its branch"
-VIDEO = "video: issue 24, pending its branch"
 PYFUNC = "python operators: issue 26, pending its branch"
 ISSUE28 = "issue 28, not done yet"
 
 # fn path -> why stoker does not have it (yet).
 LEFT_OUT: dict[str, str] = {
-    "audio_decoder": AUDIO,
-    "audio_resample": AUDIO,
-    "decoders.audio": AUDIO,
-    "experimental.audio_resample": AUDIO,
-    "mel_filter_bank": AUDIO,
-    "mfcc": AUDIO,
-    "nemo_asr_reader": AUDIO,
-    "nonsilent_region": AUDIO,
     "power_spectrum": ISSUE28,
-    "preemphasis_filter": AUDIO,
-    "readers.nemo_asr": AUDIO,
-    "spectrogram": AUDIO,
-    "to_decibels": AUDIO,
-    "decoders.video": VIDEO,
-    "element_extract": VIDEO,
-    "experimental.decoders.video": VIDEO,
-    "experimental.inputs.video": VIDEO,
-    "experimental.readers.video": VIDEO,
-    "per_frame": VIDEO,
-    "sequence_rearrange": VIDEO,
     # A reader of image-file sequences (frames from a directory tree), deprecated in DALI.
-    "readers.sequence": "image sequences: in no issue yet (the video family, issue 24, is "
-                        "its natural home); DALI 2.4 deprecates it",
+    "readers.sequence": "image-file sequences: in no issue yet (the video family is its "
+                        "natural home); DALI 2.4 deprecates it",
     "sequence_reader": "DALI's deprecated name of readers.sequence (see there)",
     "python_function": PYFUNC,
     "dl_tensor_python_function": PYFUNC,
@@ -65,7 +44,6 @@ LEFT_OUT: dict[str, str] = {
     "experimental.readers.fits": ISSUE28,
     "experimental.tensor_resize": ISSUE28,
     "tensor_resize": ISSUE28,
-    "experimental.warp_perspective": ISSUE28,
 }
 
 

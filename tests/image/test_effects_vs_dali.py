@@ -1,6 +1,6 @@
-"""fn.filter, fn.laplacian, fn.water and fn.sphere against DALI 2.4's recorded outputs
-(tests/data/dali_image_effects.npz, recorder tests/data/record/image_effects.py, cases in
-tests/effects_cases.py) and against OpenCV."""
+"""fn.filter, fn.laplacian, fn.water, fn.sphere and fn.experimental.warp_perspective
+against DALI 2.4's recorded outputs (tests/data/dali_image_effects.npz, recorder
+tests/data/record/image_effects.py, cases in tests/effects_cases.py) and against OpenCV."""
 
 from __future__ import annotations
 
