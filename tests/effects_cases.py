@@ -15,6 +15,7 @@ K3 = [np.array([[0, 1, 0], [0, 0, 2], [0, 0, 0]], np.float32),
       np.array([[1, 2, 1], [0, 0, 0], [-1, -2, -1]], np.float32) / 4]
 K24 = [np.full((2, 4), 0.125, np.float32), np.arange(8, dtype=np.float32).reshape(2, 4) / 20]
 VOL = [_RNG.integers(0, 256, (5, 6, 7, 2), dtype=np.uint8)]
+SIG = [_RNG.normal(size=(3, 30)).astype(np.float32), _RNG.normal(size=(2, 17)).astype(np.float32)]
 M = [0.9, 0.1, 2.0, -0.05, 1.1, -1.0, 0.001, 0.002, 1.0]
 SEQ = [np.stack([HWC[0], HWC[0][::-1].copy()])]
 
@@ -72,6 +73,11 @@ CASES = {
         lambda fn, t, x, m: fn.experimental.warp_perspective(x, m, fill_value=[50.0]), "FHWC"),
     "warp_perspective_hw": _case([HW], lambda fn, t, x: fn.experimental.warp_perspective(
         x, matrix=M, border_mode="reflect"), "HW"),
+    # Not an image operator, but recorded the same way.
+    "power_spectrum": _case([SIG], lambda fn, t, x: fn.power_spectrum(x), ""),
+    "power_spectrum_nfft_axis0": _case([SIG], lambda fn, t, x: fn.power_spectrum(
+        x, nfft=7, axis=0, power=1), "ct"),
+    "power_spectrum_long_nfft": _case([SIG], lambda fn, t, x: fn.power_spectrum(x, nfft=40), ""),
 }
 
 

@@ -27,7 +27,6 @@ ISSUE28 = "issue 28, not done yet"
 
 # fn path -> why stoker does not have it (yet).
 LEFT_OUT: dict[str, str] = {
-    "power_spectrum": ISSUE28,
     # A reader of image-file sequences (frames from a directory tree), deprecated in DALI.
     "readers.sequence": "image-file sequences: in no issue yet (the video family is its "
                         "natural home); DALI 2.4 deprecates it",
@@ -39,8 +38,6 @@ LEFT_OUT: dict[str, str] = {
     "clahe": ISSUE28,
     "debayer": ISSUE28,
     "experimental.debayer": ISSUE28,
-    "decoders.numpy": ISSUE28,
-    "dump_image": ISSUE28,
     "experimental.readers.fits": ISSUE28,
     "experimental.tensor_resize": ISSUE28,
     "tensor_resize": ISSUE28,
