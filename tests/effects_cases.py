@@ -15,6 +15,8 @@ K3 = [np.array([[0, 1, 0], [0, 0, 2], [0, 0, 0]], np.float32),
       np.array([[1, 2, 1], [0, 0, 0], [-1, -2, -1]], np.float32) / 4]
 K24 = [np.full((2, 4), 0.125, np.float32), np.arange(8, dtype=np.float32).reshape(2, 4) / 20]
 VOL = [_RNG.integers(0, 256, (5, 6, 7, 2), dtype=np.uint8)]
+RAW = [_RNG.integers(0, 256, (12, 16), dtype=np.uint8),
+       _RNG.integers(0, 256, (6, 10), dtype=np.uint8)]
 SIG = [_RNG.normal(size=(3, 30)).astype(np.float32), _RNG.normal(size=(2, 17)).astype(np.float32)]
 M = [0.9, 0.1, 2.0, -0.05, 1.1, -1.0, 0.001, 0.002, 1.0]
 SEQ = [np.stack([HWC[0], HWC[0][::-1].copy()])]
@@ -73,6 +75,14 @@ CASES = {
         lambda fn, t, x, m: fn.experimental.warp_perspective(x, m, fill_value=[50.0]), "FHWC"),
     "warp_perspective_hw": _case([HW], lambda fn, t, x: fn.experimental.warp_perspective(
         x, matrix=M, border_mode="reflect"), "HW"),
+    "debayer_bg": _case([RAW], lambda fn, t, x: fn.debayer(x, blue_position=[0, 0]), "HW"),
+    "debayer_gr_ea_u16": _case([[x.astype(np.uint16) * 250 for x in RAW]], lambda fn, t, x: (
+        fn.debayer(x, blue_position=[1, 0], algorithm="edgeaware_ocv")), "HW"),
+    "debayer_vng_fhwc": _case([[np.stack([RAW[0], RAW[0][::-1]])[..., None]]],
+                              lambda fn, t, x: fn.debayer(x, blue_position=[1, 1],
+                                                          algorithm="vng_ocv"), "FHWC"),
+    "debayer_gray": _case([RAW], lambda fn, t, x: fn.debayer(x, blue_position=[0, 1],
+                                                             algorithm="gray_ocv"), "HW"),
     # Not an image operator, but recorded the same way.
     "power_spectrum": _case([SIG], lambda fn, t, x: fn.power_spectrum(x), ""),
     "power_spectrum_nfft_axis0": _case([SIG], lambda fn, t, x: fn.power_spectrum(
