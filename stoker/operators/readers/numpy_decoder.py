@@ -22,31 +22,40 @@ from stoker.kernels.cpu.saturate import round_sat
 from stoker.operators.machinery.registry import register
 from stoker.operators.machinery.schema import Arg, Example, Input, OpSchema
 from stoker.operators.machinery.tensor_util import batch_stage
-from stoker.readers.npy import NpyError, parse_header
+from stoker.readers.npy import MAGIC, NpyError, parse_header
 
 
-def decode_npy(data: Any, where: str) -> np.ndarray:
+def npy_view(data: Any, where: str) -> np.ndarray:
+    """The array a sample's .npy bytes hold, as a view of those bytes (read-only use)."""
     raw = np.asarray(data)
     if raw.ndim != 1 or raw.dtype.itemsize != 1 or raw.dtype.kind not in "iub":
         raise TypeError(f"{where}: expects the bytes of a .npy file as a 1-D uint8 array, "
                         f"got a {raw.ndim}-D {raw.dtype.name} array")
-    buf = raw.tobytes()
-    header = parse_header(buf, where)
+    raw = np.ascontiguousarray(raw).view(np.uint8)
+    head = raw[:4096].tobytes()
+    if len(head) >= 12 and head.startswith(MAGIC):  # a header longer than 4 KiB: all of it
+        length = int.from_bytes(head[8:10] if head[6] == 1 else head[8:12], "little")
+        head = raw[:12 + length].tobytes()
+    header = parse_header(head, where)
     if header.dtype.byteorder == ">":
         raise NpyError(f"{where}: big-endian arrays are not supported (as in DALI)")
     end = header.offset + header.nbytes
-    if len(buf) != end:
+    if raw.size != end:
         raise NpyError(f"{where}: the header announces {header.nbytes} bytes of data, the "
-                       f"sample holds {len(buf) - header.offset}")
+                       f"sample holds {raw.size - header.offset}")
     order = "F" if header.fortran else "C"
-    arr = np.ndarray(header.shape, header.dtype, buffer=buf, offset=header.offset,
-                     order=order)
-    return arr.copy(order="C")  # a 0-d array stays 0-d (ascontiguousarray makes it 1-d)
+    return np.ndarray(header.shape, header.dtype, buffer=raw, offset=header.offset,
+                      order=order)
+
+
+def decode_npy(data: Any, where: str) -> np.ndarray:
+    """The array a sample's .npy bytes hold, C order, in memory of its own."""
+    return npy_view(data, where).copy(order="C")  # 0-d stays 0-d (unlike ascontiguousarray)
 
 
 def _run(ins: list, args: dict, argv: dict, n: int) -> list:
     samples = ins[0]
-    out = [decode_npy(samples[j], f"sample {j}") for j in range(n)]
+    out = [npy_view(samples[j], f"sample {j}") for j in range(n)]
     dims = {a.ndim for a in out}
     if len(dims) > 1:
         raise ValueError(f"the arrays of a batch must have the same number of dimensions, "
@@ -54,12 +63,17 @@ def _run(ins: list, args: dict, argv: dict, n: int) -> list:
     if args.get("dtype") is not None:
         want = types.to_numpy(args["dtype"])
         return [round_sat(a, want) if a.dtype.kind == "f" and want.kind in "iu" else
-                a.astype(want, copy=False) for a in out]
+                a.astype(want) for a in out]
     kinds = {a.dtype for a in out}
     if len(kinds) > 1:
         raise ValueError(f"the arrays of a batch must share one type (or give 'dtype'), got "
                          f"{', '.join(sorted(k.name for k in kinds))}")
-    return out
+    if n and len({a.shape for a in out}) == 1:  # one dense batch, each array copied once
+        dense = np.empty((n, *out[0].shape), out[0].dtype)
+        for j, a in enumerate(out):
+            dense[j] = a
+        return dense
+    return [a.copy(order="C") for a in out]
 
 
 def _npy(a: np.ndarray) -> np.ndarray:

@@ -27,6 +27,33 @@ def _round_even_sat(values: np.ndarray, out_type: np.dtype) -> np.ndarray:
     return np.clip(np.rint(values), info.min, info.max).astype(out_type)
 
 
+# Border rules OpenCV's filter2D applies itself (its constant border is 0 only).
+_CV_BORDERS = {"reflect_101": cv2.BORDER_REFLECT_101, "reflect_1001": cv2.BORDER_REFLECT,
+               "clamp": cv2.BORDER_REPLICATE, "constant": cv2.BORDER_CONSTANT}
+# Types filter2D reads and writes, rounding half to even (cvRound) and saturating as DALI.
+_CV_TYPES = (np.dtype(np.uint8), np.dtype(np.uint16), np.dtype(np.int16),
+             np.dtype(np.float32))
+
+
+def _direct(img: np.ndarray, taps: np.ndarray, anchor: tuple[int, int], border: str,
+            fill: float, valid: bool, out_type: np.dtype) -> np.ndarray | None:
+    """filter2D straight on the (H, W, C) image, when it can give the result: no padding
+    copy, no float32 image, OpenCV's SIMD loops. None when it cannot."""
+    if img.dtype not in _CV_TYPES or out_type not in (img.dtype, np.dtype(np.float32)) or \
+            img.shape[2] > 4 or (border == "constant" and fill != 0) or \
+            (not valid and border not in _CV_BORDERS):
+        return None
+    kh, kw = taps.shape
+    ay, ax = (0, 0) if valid else anchor
+    depth = cv2.CV_32F if out_type == np.float32 else -1
+    got = cv2.filter2D(np.ascontiguousarray(img), depth, np.ascontiguousarray(taps, np.float32),
+                       anchor=(ax, ay), borderType=_CV_BORDERS.get(border, cv2.BORDER_CONSTANT))
+    got = got.reshape(img.shape[0], img.shape[1], -1)
+    if valid:  # the 'valid' pixels: where the kernel, anchored at its corner, fits
+        got = got[:img.shape[0] - kh + 1, :img.shape[1] - kw + 1]
+    return got
+
+
 def correlate2d(x: np.ndarray, h_axis: int, w_axis: int, taps: np.ndarray,
                 anchor: tuple[int, int], border: str, fill: float, valid: bool,
                 out_type: np.dtype) -> np.ndarray:
@@ -38,13 +65,18 @@ def correlate2d(x: np.ndarray, h_axis: int, w_axis: int, taps: np.ndarray,
     moved = np.moveaxis(x, (h_axis, w_axis), (0, 1))
     rest = moved.shape[2:]
     height, width = moved.shape[:2]
-    img = moved.reshape(height, width, -1).astype(np.float32)
     kh, kw = taps.shape
+    if valid and (height < kh or width < kw):
+        raise ValueError(f"mode 'valid' needs an image at least as large as the filter "
+                         f"({kh}x{kw}), got {height}x{width}")
+    fast = _direct(moved.reshape(height, width, -1), taps, anchor, border, fill, valid,
+                   out_type)
+    if fast is not None:
+        out = fast.reshape(fast.shape[0], fast.shape[1], *rest)
+        return np.moveaxis(out, (0, 1), (h_axis, w_axis))
+    img = moved.reshape(height, width, -1).astype(np.float32)
     if valid:
         out_h, out_w = height - kh + 1, width - kw + 1
-        if out_h < 1 or out_w < 1:
-            raise ValueError(f"mode 'valid' needs an image at least as large as the filter "
-                             f"({kh}x{kw}), got {height}x{width}")
     else:
         ay, ax = anchor
         pads = ((ay, kh - 1 - ay), (ax, kw - 1 - ax), (0, 0))
