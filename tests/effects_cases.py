@@ -15,6 +15,8 @@ K3 = [np.array([[0, 1, 0], [0, 0, 2], [0, 0, 0]], np.float32),
       np.array([[1, 2, 1], [0, 0, 0], [-1, -2, -1]], np.float32) / 4]
 K24 = [np.full((2, 4), 0.125, np.float32), np.arange(8, dtype=np.float32).reshape(2, 4) / 20]
 VOL = [_RNG.integers(0, 256, (5, 6, 7, 2), dtype=np.uint8)]
+PHOTO = [np.clip(_RNG.normal(90, 25, (40, 52, 3)), 0, 255).astype(np.uint8),
+         np.clip(_RNG.normal(160, 15, (33, 29, 3)), 0, 255).astype(np.uint8)]
 RAW = [_RNG.integers(0, 256, (12, 16), dtype=np.uint8),
        _RNG.integers(0, 256, (6, 10), dtype=np.uint8)]
 SIG = [_RNG.normal(size=(3, 30)).astype(np.float32), _RNG.normal(size=(2, 17)).astype(np.float32)]
@@ -83,6 +85,12 @@ CASES = {
                                                           algorithm="vng_ocv"), "FHWC"),
     "debayer_gray": _case([RAW], lambda fn, t, x: fn.debayer(x, blue_position=[0, 1],
                                                              algorithm="gray_ocv"), "HW"),
+    "clahe_luma": _case([PHOTO], lambda fn, t, x: fn.clahe(x, tiles_x=4, tiles_y=3,
+                                                          clip_limit=2.0)),
+    "clahe_channels": _case([PHOTO], lambda fn, t, x: fn.clahe(
+        x, tiles_x=5, tiles_y=5, clip_limit=3.5, luma_only=False)),
+    "clahe_gray": _case([[p[..., 1:2].copy() for p in PHOTO]], lambda fn, t, x: fn.clahe(
+        x, tiles_x=2, tiles_y=6, clip_limit=1.0)),
     # Not an image operator, but recorded the same way.
     "power_spectrum": _case([SIG], lambda fn, t, x: fn.power_spectrum(x), ""),
     "power_spectrum_nfft_axis0": _case([SIG], lambda fn, t, x: fn.power_spectrum(

@@ -35,7 +35,6 @@ LEFT_OUT: dict[str, str] = {
     "dl_tensor_python_function": PYFUNC,
     "torch_python_function": PYFUNC,
     "experimental.numba_function": "numba plugin operator: issue 26, pending its branch",
-    "clahe": ISSUE28,
     "experimental.readers.fits": ISSUE28,
     "experimental.tensor_resize": ISSUE28,
     "tensor_resize": ISSUE28,

@@ -1,5 +1,5 @@
 """Records DALI 2.4's fn.filter, fn.laplacian, fn.water, fn.sphere,
-fn.experimental.warp_perspective, fn.debayer (small images) and fn.power_spectrum
+fn.experimental.warp_perspective, fn.debayer, fn.clahe (small images) and fn.power_spectrum
 (signals).
 
 Run with DALI installed (CPU is enough):
