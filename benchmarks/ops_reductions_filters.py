@@ -50,6 +50,7 @@ OPS: dict[str, tuple[str, Callable[[Any, Any], Any]]] = {
     "sphere": ("rgb", lambda l, x: l.fn.sphere(x)),
     "warp_perspective": ("rgb", lambda l, x: l.fn.experimental.warp_perspective(x, matrix=_M)),
     "clahe": ("rgb", lambda l, x: l.fn.clahe(x, tiles_x=8, tiles_y=8, clip_limit=2.0)),
+    "tensor_resize": ("rgb", lambda l, x: l.fn.tensor_resize(x, sizes=[240, 320], axes=[0, 1])),
     "debayer": ("raw", lambda l, x: l.fn.debayer(x, blue_position=[0, 0])),
     "power_spectrum": ("signal", lambda l, x: l.fn.power_spectrum(x, nfft=512)),
     "decoders.numpy": ("npy", lambda l, x: l.fn.decoders.numpy(x)),

@@ -91,6 +91,23 @@ CASES = {
         x, tiles_x=5, tiles_y=5, clip_limit=3.5, luma_only=False)),
     "clahe_gray": _case([[p[..., 1:2].copy() for p in PHOTO]], lambda fn, t, x: fn.clahe(
         x, tiles_x=2, tiles_y=6, clip_limit=1.0)),
+    "tensor_resize_hw": _case([HWC], lambda fn, t, x: fn.tensor_resize(
+        x, sizes=[11, 40], axes=[0, 1])),
+    "tensor_resize_one_axis": _case([HWC], lambda fn, t, x: fn.tensor_resize(
+        x, sizes=[7], axes=[1])),
+    "tensor_resize_scales_trunc": _case([F32], lambda fn, t, x: fn.tensor_resize(
+        x, scales=[0.33, 1.7], axes=[0, 1], size_rounding="truncate")),
+    "tensor_resize_scales_round": _case([HWC], lambda fn, t, x: fn.tensor_resize(
+        x, scales=[0.45, 0.61], axis_names="HW")),
+    "tensor_resize_chw_nn": _case([[x.transpose(2, 0, 1).copy() for x in HWC]],
+                                  lambda fn, t, x: fn.tensor_resize(
+                                      x, sizes=[9, 13], axis_names="HW",
+                                      interp_type=t.INTERP_NN), "CHW"),
+    "tensor_resize_seq_float": _case([SEQ], lambda fn, t, x: fn.tensor_resize(
+        x, sizes=[20, 25], axes=[-3, -2], dtype=t.FLOAT, antialias=False), "FHWC"),
+    "tensor_resize_plain": _case([[s.astype(np.float32) for s in SIG]],
+                                 lambda fn, t, x: fn.experimental.tensor_resize(
+                                     x, sizes=[5], axes=[1]), ""),
     # Not an image operator, but recorded the same way.
     "power_spectrum": _case([SIG], lambda fn, t, x: fn.power_spectrum(x), ""),
     "power_spectrum_nfft_axis0": _case([SIG], lambda fn, t, x: fn.power_spectrum(

@@ -36,8 +36,6 @@ LEFT_OUT: dict[str, str] = {
     "torch_python_function": PYFUNC,
     "experimental.numba_function": "numba plugin operator: issue 26, pending its branch",
     "experimental.readers.fits": ISSUE28,
-    "experimental.tensor_resize": ISSUE28,
-    "tensor_resize": ISSUE28,
 }
 
 

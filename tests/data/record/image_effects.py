@@ -1,6 +1,6 @@
 """Records DALI 2.4's fn.filter, fn.laplacian, fn.water, fn.sphere,
-fn.experimental.warp_perspective, fn.debayer, fn.clahe (small images) and fn.power_spectrum
-(signals).
+fn.experimental.warp_perspective, fn.debayer, fn.clahe, fn.tensor_resize (small images)
+and fn.power_spectrum (signals).
 
 Run with DALI installed (CPU is enough):
     /work/dali-venv/bin/python tests/data/record/image_effects.py
