@@ -53,10 +53,11 @@ def debayer_sample(ins: list, args: dict, ctx: Any) -> np.ndarray:
     if algorithm == "vng_ocv" and frames.dtype != np.uint8:
         raise ValueError("algorithm 'vng_ocv' takes uint8 images only (OpenCV's)")
     code = _code((pos[0], pos[1]), algorithm)
+    if not layout.startswith("F"):  # one image: no stacking copy
+        out = cv2.cvtColor(np.ascontiguousarray(frames[0]), code)
+        return out[..., None] if out.ndim == 2 else out
     out = np.stack([cv2.cvtColor(np.ascontiguousarray(f), code) for f in frames])
-    if out.ndim == 3:
-        out = out[..., None]  # gray: one channel
-    return out if layout.startswith("F") else out[0]
+    return out[..., None] if out.ndim == 3 else out  # gray: one channel
 
 
 def _check(args: dict) -> None:

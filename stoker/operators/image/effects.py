@@ -40,14 +40,15 @@ def _interp(args: dict) -> bool:
     return interp == int(types.INTERP_LINEAR)
 
 
-def _effect(points: Any) -> Any:
+def _effect(name: str, points: Any, keys: tuple[str, ...] = ()) -> Any:
     def kernel(ins: list, args: dict, ctx: Any) -> np.ndarray:
         x = np.asarray(ins[0])
         hwc_image(x, args)
         linear = _interp(args)
         if not int(column(args["mask"], 1, "mask")[0]):
             return x.copy()
-        sx, sy = points(x.shape[0], x.shape[1], args)
+        sx, sy = D.points((name, x.shape[0], x.shape[1], *(float(args[k]) for k in keys)),
+                          lambda: points(x.shape[0], x.shape[1], args))
         fill = np.full(x.shape[2], float(args["fill_value"]), np.float32)
         return D.remap(x, sx, sy, linear, fill)
     return kernel
@@ -89,7 +90,9 @@ register(OpSchema(
           Arg("freq_y", "float", 2 * np.pi / 128, "Frequency of the wave along y."),
           Arg("phase_x", "float", 0.0, "Phase of the wave along x (radians)."),
           Arg("phase_y", "float", 0.0, "Phase of the wave along y (radians).")) + _COMMON,
-    kernel=_effect(_water_points), layout=image_layout,
+    kernel=_effect("water", _water_points, ("ampl_x", "ampl_y", "freq_x", "freq_y",
+                                            "phase_x", "phase_y")),
+    layout=image_layout,
     examples=(
         Example(inputs=(_IMG,)),
         Example(args={"interp_type": types.INTERP_LINEAR, "ampl_x": 3.0, "fill_value": 9.0,
@@ -103,7 +106,7 @@ register(OpSchema(
     doc="Bulges images outwards from their middle, as if mapped onto a sphere.",
     inputs=(Input("input", "uint8 or float32 HWC images."),),
     args=_COMMON,
-    kernel=_effect(lambda h, w, a: D.sphere_points(h, w)), layout=image_layout,
+    kernel=_effect("sphere", lambda h, w, a: D.sphere_points(h, w)), layout=image_layout,
     examples=(
         Example(inputs=(_IMG,)),
         Example(args={"interp_type": types.INTERP_LINEAR, "fill_value": 5.0},

@@ -7,9 +7,16 @@ coordinates; fn.sphere works on pixel centers c = (x + 0.5, y + 0.5): with the i
 middle m = (W / 2, H / 2) and d = max(W, H) // 2 (an integer), the
 source is m + (c - m) * |c - m| / d
 (DALI 2.4's behaviour, fitted to its outputs pixel for pixel).
+
+The points depend only on the image size and the arguments, so the last few sets are
+kept (``points``): a batch of same-sized images computes them once.
 """
 
 from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
 
 import numpy as np
 
@@ -17,6 +24,27 @@ from stoker.kernels.cpu.compiled import loops
 from stoker.kernels.cpu.saturate import type_range
 
 F32 = np.float32
+_CACHE: OrderedDict[tuple, tuple[np.ndarray, np.ndarray]] = OrderedDict()
+_CACHE_LOCK = threading.Lock()
+_CACHE_SIZE = 8
+
+
+def points(key: tuple, make: Callable[[], tuple[np.ndarray, np.ndarray]]
+           ) -> tuple[np.ndarray, np.ndarray]:
+    """``make()``'s (read-only) points, remembered under ``key`` for the next samples."""
+    with _CACHE_LOCK:
+        hit = _CACHE.get(key)
+        if hit is not None:
+            _CACHE.move_to_end(key)
+            return hit
+    made = make()
+    for arr in made:
+        arr.setflags(write=False)
+    with _CACHE_LOCK:
+        _CACHE[key] = made
+        while len(_CACHE) > _CACHE_SIZE:
+            _CACHE.popitem(last=False)
+    return made
 
 
 def water_points(h: int, w: int, ampl_x: float, ampl_y: float, freq_x: float, freq_y: float,
