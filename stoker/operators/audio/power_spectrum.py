@@ -4,8 +4,8 @@ Each float32 sample is transformed along 'axis' (default: the last; negative cou
 the back) with 'nfft' points (default 0 or none: the axis's extent; a shorter nfft cuts
 the signal, a longer one pads it with zeros); the output keeps the other axes and has
 nfft // 2 + 1 bins along 'axis': |X|^2 with power=2 (default), |X| with power=1. DALI
-2.4 facts, measured: only float32 inputs; other powers and out-of-range axes are errors;
-the layout is kept.
+2.4 facts, measured: only float32 inputs; other powers, out-of-range axes and FFT sizes
+under 3 are errors; the layout is kept.
 """
 
 from __future__ import annotations
@@ -29,6 +29,9 @@ def power_spectrum_sample(ins: list, args: dict, ctx: Any, lead: int = 0) -> np.
         raise ValueError(f"'axis' {axis} is out of range for {ndim}-D samples")
     axis = axis % ndim + lead
     nfft = args.get("nfft") or x.shape[axis]
+    if nfft < 3:  # DALI 2.4's FFT refuses smaller sizes at run time (measured)
+        raise ValueError(f"the FFT size must be at least 3, got {nfft} (give 'nfft' or a "
+                         "longer axis)")
     spectrum = np.fft.rfft(x, n=int(nfft), axis=axis)
     re, im = spectrum.real, spectrum.imag
     power = re * re + im * im  # |X|^2 without the square root np.abs would take

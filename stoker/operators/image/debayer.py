@@ -47,6 +47,8 @@ def debayer_sample(ins: list, args: dict, ctx: Any) -> np.ndarray:
     if h % 2 or w % 2:
         raise ValueError(f"the height and width of a raw image must be even, got {h}x{w}")
     pos = np.ravel(np.asarray(args["blue_position"], np.int64)).tolist()
+    if len(pos) == 1:  # one value stands for both, as DALI reads it
+        pos = pos * 2
     if len(pos) != 2 or any(v not in (0, 1) for v in pos):
         raise ValueError(f"'blue_position' must be (y, x) with values 0 or 1, got {pos}")
     algorithm = args.get("algorithm") or "default"

@@ -2,14 +2,15 @@
 of any one or two axes of a tensor, without assuming images.
 
 The resized axes are 'axes' (negative count from the back) or 'axis_names' (default:
-every axis); 'sizes' gives their new extents (0 keeps one) or 'scales' their factors,
-rounded as 'size_rounding' says ("round": half away from zero with the sub-pixel scale
-kept, as fn.resize; "truncate"; "ceil"). The other axes ride along as channels: the
-sample is viewed as (axis0, axis1, everything else) and resampled by fn.resize's kernels
-(interp_type, min_filter/mag_filter, antialias, mode, max_size, roi_start/roi_end/
-roi_relative, subpixel_scale: the same rules), so for HWC images and axes (0, 1) the result
-is fn.resize's, as in DALI 2.4 (measured: identical outputs). Resampling three or more
-axes at once, and an 'alignment' other than 0.5 (centers), are not supported (errors).
+every axis); 'sizes' gives their new extents (0 keeps one) or 'scales' their factors
+(one value or one per axis), rounded as 'size_rounding' says ("round": half away from
+zero with the sub-pixel scale kept, as fn.resize; "truncate"; "ceil"). The other axes
+ride along as channels: the sample is viewed as (axis0, axis1, everything else) and
+resampled by fn.resize's kernels (interp_type, min_filter/mag_filter, antialias, mode,
+max_size, roi_start/roi_end/roi_relative, subpixel_scale: the same rules), so for HWC
+images and axes (0, 1) the result is fn.resize's, as in DALI 2.4 (measured: identical
+outputs). Resampling three or more axes at once, and an 'alignment' other than 0.5
+(centers), are not supported (errors).
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ def _axes(args: dict, layout: str, ndim: int, count: int | None) -> list[int]:
         if bad:
             raise ValueError(f"'axes' entry {bad[0]} is out of range for {ndim}-D samples")
         return [a % ndim for a in axes]
-    return list(range(ndim if count is None else count))
+    return list(range(ndim))
 
 
 def _values(args: dict, key: str) -> list[float] | None:
@@ -56,6 +57,12 @@ def tensor_resize_sample(ins: list, args: dict, ctx: Any) -> np.ndarray:
     sizes, scales = _values(args, "sizes"), _values(args, "scales")
     given = sizes if sizes is not None else scales
     axes = _axes(args, args["_in_layouts"][0], x.ndim, None if given is None else len(given))
+    if given is not None and len(given) == 1 and len(axes) > 1:  # one value for every axis
+        given = given * len(axes)
+        if sizes is not None:
+            sizes = given
+        else:
+            scales = given
     if given is not None and len(given) != len(axes):
         raise ValueError(f"{'sizes' if sizes is not None else 'scales'} has {len(given)} "
                          f"values for {len(axes)} resized axes")
@@ -124,8 +131,13 @@ def _check(args: dict) -> None:
     if args.get("size_rounding") not in _ROUND:
         raise ArgumentError(f"fn.tensor_resize: argument 'size_rounding' must be one of "
                             f"'round', 'truncate', 'ceil', got {args.get('size_rounding')!r}")
+    if args.get("sizes") is None and args.get("scales") is None:
+        raise ArgumentError("fn.tensor_resize: give the new extents as 'sizes' or 'scales'")
+    if (args.get("roi_start") is None) != (args.get("roi_end") is None):
+        raise ArgumentError("fn.tensor_resize: arguments 'roi_start' and 'roi_end' go "
+                            "together; got only one")
     alignment = args.get("alignment")
-    if alignment is not None and any(float(a) != 0.5 for a in np.ravel(alignment)):
+    if isinstance(alignment, list) and any(float(a) != 0.5 for a in alignment):
         raise ArgumentError(f"fn.tensor_resize: only alignment=0.5 (centers, the default) is "
                             f"supported, got {alignment!r}")
     if args.get("mode") not in ("default", "stretch", "not_smaller", "not_larger"):

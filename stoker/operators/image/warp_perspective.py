@@ -66,6 +66,8 @@ def warp_sample(ins: list, args: dict, ctx: Any) -> np.ndarray:
                          f"got {types.DALIInterpType(interp).name}")
     size = np.ravel(np.asarray(args.get("size") if args.get("size") is not None else [],
                                np.float64))
+    if size.size == 1:  # one value stands for both extents, as DALI reads it
+        size = np.repeat(size, 2)
     if size.size not in (0, 2):
         raise ValueError(f"'size' must be (height, width), got {size.tolist()}")
     out_hw = (frames.shape[1], frames.shape[2]) if size.size == 0 else \

@@ -41,6 +41,8 @@ def _check_layout(layout: str | None, ndim: int) -> None:
 
 
 def _broadcast(fill: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    if fill.size == 1:  # one value fills any shape (DALI takes a 1-element fill too)
+        fill = fill.reshape(())
     try:
         return np.broadcast_to(fill, shape)
     except ValueError:

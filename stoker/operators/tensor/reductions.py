@@ -3,7 +3,8 @@
 Each reduces every sample over 'axes' (indices, negative from the back) or 'axis_names'
 (layout letters) - all axes by default - dropping the reduced dimensions unless
 'keep_dims'. std_dev and variance take the mean as a second input (one tensor per sample,
-shaped as the reduction with or without kept dimensions: fn.reductions.mean's output)
+shaped as the reduction with or without kept dimensions: fn.reductions.mean's output, any
+shape with as many elements, or one value)
 and divide by count - 'ddof'. DALI 2.4 facts, measured (tests/data/dali_reductions.json):
 inputs are 8- to 64-bit integers or float32; min and max keep the type; sum defaults to
 the 64-bit integer of the input's sign (float32 stays float32) and the others to float32;
@@ -123,7 +124,9 @@ def _mean_for(mean: np.ndarray, shape: tuple, axes: tuple) -> np.ndarray:
     """The given mean, shaped for broadcasting against the sample."""
     kept = tuple(1 if a in axes else s for a, s in enumerate(shape))
     dropped = tuple(s for a, s in enumerate(shape) if a not in axes)
-    if mean.shape not in (kept, dropped):
+    if mean.size == 1:  # one value for the whole reduction
+        return mean.reshape(())
+    if mean.shape not in (kept, dropped) and mean.size != int(np.prod(dropped)):
         raise ValueError(f"the mean (input 1) has shape {mean.shape}; it must be the "
                          f"reduced shape {dropped} (or {kept} with kept dimensions)")
     return mean.reshape(kept)
