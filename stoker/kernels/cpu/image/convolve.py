@@ -149,4 +149,10 @@ def laplacian(x: np.ndarray, axes: list[int], windows: list[int],
             for j, other in enumerate(axes):
                 part = _correlate_axis(part, other, taps[j])
         total = part if total is None else total + part
+    if out_type.kind in "iu":  # half away from zero and saturated, in place in float32
+        info = np.iinfo(out_type)
+        total += np.copysign(np.float32(0.5), total)
+        np.trunc(total, out=total)
+        np.clip(total, info.min, info.max, out=total)
+        return total.astype(out_type)
     return round_sat(total, out_type)
