@@ -127,6 +127,18 @@ KNOWN_GAPS = [
                                            "cols) and refuses a flat one at run; stoker "
                                            "reads it row by row"),
     ("warp_affine", ("matrix",), FLAT, "as for coord_transform's M"),
+    ("experimental.warp_perspective", ("matrix",),
+     ("bool", "int", "float", "np_int", "np_float", "np_0d", "np_1d", "const", "const_0d",
+      "node"),
+     "DALI takes one value for the matrix and wants a per-sample one shaped 3x3; stoker "
+     "wants 9 values and reads a per-sample one flat"),
+    ("tensor_resize", ("alignment",), ("bool", "int", "np_int", "node"),
+     "stoker resamples with centers aligned (alignment 0.5) only; DALI takes any alignment"),
+    ("clahe", ("bins",), ("bool",), "stoker's CLAHE is OpenCV's, 256 bins only; DALI takes "
+                                    "other bin counts"),
+    ("permute_batch", ("indices",), ("np_1d",),
+     "DALI reads a numpy array as a per-sample tensor (one index each) and refuses it at "
+     "run; stoker takes it as the list of indices"),
     ("normalize", ("mean", "stddev"), ("node",),
      "a per-sample scalar: DALI wants the parameter shaped like the reduced input and "
      "refuses () at run; stoker broadcasts it"),

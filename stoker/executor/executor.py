@@ -255,13 +255,17 @@ class Executor:
     # -- stages ----------------------------------------------------------------------------
     def _run_batch_stage(self, stage: Stage, values: dict, infos: dict,
                          bctx: BatchContext) -> None:
+        seeds = self.seeds(bctx.epoch)
         for op in stage.ops:
             inst = bctx.variant.instances[op]
             ins = [values[x] for x in op.inputs]
             argv = {k: values[x] for k, x in op.arg_nodes.items()}
             start = perf_counter()
             try:
-                outs = inst.run_batch(ins, argv, bctx)
+                # A random batch stage (batch_permutation) draws from its operator's seed
+                # for the epoch, as sample stages do through their chunk contexts.
+                outs = (inst.run_batch(ins, argv, bctx, seeds[op]) if op.schema.random
+                        else inst.run_batch(ins, argv, bctx))
             except StokerError:
                 raise
             except Exception as e:
