@@ -22,9 +22,15 @@ from typing import Any
 from stoker.errors import DeviceError, StokerError
 from stoker.executor.context import BatchContext, GpuContext, SampleFailure
 from stoker.graph.node import DataNode, OpNode
-from stoker.kernels.gpu.common import download_batch, is_gpu_value, upload_batch
 from stoker.operators.machinery.base import as_outputs, batch_error, sample_error
 
+
+def _common() -> Any:
+    """kernels/gpu/common.py, imported with the first GPU stage: it imports torch (about
+    200 MB and a second), which a CPU pipeline must not pay at build()."""
+    from stoker.kernels.gpu import common
+
+    return common
 
 class PartialBatch:
     """A batch between its CPU part and its GPU part."""
@@ -114,9 +120,9 @@ class GpuRunner:
         ins = []
         for node in op.inputs:
             value = values[node]
-            if op.device == "gpu" and not is_gpu_value(value):
+            if op.device == "gpu" and not _common().is_gpu_value(value):
                 if node not in uploaded:
-                    uploaded[node] = upload_batch(value, self.device)
+                    uploaded[node] = _common().upload_batch(value, self.device)
                 value = uploaded[node]
             ins.append(value)
         argv = {key: values[node] for key, node in op.arg_nodes.items()}
@@ -135,5 +141,5 @@ class GpuRunner:
         if ex.profiler is not None:
             ex.profiler.record(op.schema.name, "gpu", bctx.iteration, start, perf_counter())
         for node, out in zip(op.outputs, outs, strict=True):
-            moved = node.device == "cpu" and is_gpu_value(out)
-            values[node] = download_batch(out) if moved else out
+            moved = node.device == "cpu" and _common().is_gpu_value(out)
+            values[node] = _common().download_batch(out) if moved else out

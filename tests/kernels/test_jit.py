@@ -147,3 +147,18 @@ def test_importing_the_operators_loads_no_numba():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=str(pathlib.Path(__file__).resolve().parents[2]))
     assert out.stdout.strip() == "[]", out.stdout
+
+
+def test_a_cpu_pipeline_never_loads_torch():
+    # torch is about 200 MB and a second: only GPU stages and the plugins may import it.
+    code = ("import sys\nimport numpy as np\nfrom stoker import fn, pipeline_def\n"
+            "@pipeline_def(batch_size=2, num_threads=1, device_id=None)\n"
+            "def p():\n"
+            "    x = fn.external_source(source=lambda: [np.zeros((4, 4, 3), np.uint8)] * 2,"
+            " layout='HWC')\n"
+            "    return fn.crop_mirror_normalize(fn.flip(x), crop=(2, 2))\n"
+            "pipe = p(); pipe.build(); pipe.run()\n"
+            "print(sorted(m for m in ('torch', 'jax', 'tensorflow') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=str(pathlib.Path(__file__).resolve().parents[2]))
+    assert out.stdout.strip() == "[]", out.stdout

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import cv2
 import numpy as np
 
 from stoker.errors import ArgumentError
@@ -22,6 +21,7 @@ from stoker.operators.machinery.schema import REQUIRED, Arg, Example, Input, OpS
 
 
 def clahe_sample(ins: list, args: dict, ctx: Any) -> np.ndarray:
+    import cv2  # (OpenCV loads with the first call, not at import)
     x = np.asarray(ins[0])
     layout = args["_in_layouts"][0] or ("HWC" if x.ndim == 3 else "")
     if layout != "HWC" or x.ndim != 3:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import cv2
 import numpy as np
 
 from stoker.errors import ArgumentError
@@ -27,10 +26,13 @@ _ALGORITHMS = {"default": "2RGB", "bilinear_ocv": "2RGB", "edgeaware_ocv": "2RGB
 
 
 def _code(position: tuple[int, int], algorithm: str) -> int:
+    import cv2  # (OpenCV loads with the first call, not at import)
+
     return getattr(cv2, f"COLOR_Bayer{_PATTERN[position]}{_ALGORITHMS[algorithm]}")
 
 
 def debayer_sample(ins: list, args: dict, ctx: Any) -> np.ndarray:
+    import cv2  # (OpenCV loads with the first call, not at import)
     x = np.asarray(ins[0])
     if x.dtype not in (np.uint8, np.uint16):
         raise TypeError(f"expects uint8 or uint16 raw images, got {x.dtype.name}")
