@@ -2,9 +2,10 @@
 
 Three views, one per operator: ``numpy`` (python_function), ``torch``
 (torch_python_function, tensors sharing memory with the batch) and ``dlpack``
-(dl_tensor_python_function, capsules in and out). Inputs are handed over read-only where
-the view allows it: DALI forbids changing them, and a function that does gets a clear
-NumPy error instead of silently corrupting a batch another operator reads. What comes back
+(dl_tensor_python_function, capsules in and out). python_function gets writable copies:
+DALI hands over its batch's memory, and functions written for DALI change their input in
+place and return it (DALI's own erase test does); a copy lets them, without the change
+reaching the other operators that read the batch (in DALI it does). What comes back
 is checked as DALI checks it: a tuple of exactly ``num_outputs`` values when there are
 several, arrays (tensors, capsules) only; ``FunctionOutputError`` says what was wrong.
 """
@@ -21,10 +22,8 @@ class FunctionOutputError(TypeError):
     """The function returned something DALI would refuse (count or type)."""
 
 
-def _read_only(x: np.ndarray) -> np.ndarray:
-    view = x.view()
-    view.flags.writeable = False
-    return view
+def _private(x: np.ndarray) -> np.ndarray:
+    return np.array(x, copy=True)
 
 
 class _Capsule:
@@ -43,7 +42,7 @@ class _Capsule:
 
 
 def _numpy_in(x: np.ndarray) -> Any:
-    return _read_only(x)
+    return _private(x)
 
 
 def _numpy_out(value: Any) -> np.ndarray:
