@@ -169,13 +169,18 @@ def _root_in_data(sample: np.ndarray, root: str) -> np.ndarray:
     return np.frombuffer(raw.replace(b"{root}", root.encode()), np.uint8)
 
 
+# The repository's own files (schema examples read stoker's sample data) are stored as
+# "{repo}/..." so that the table does not depend on where the checkout lies.
+REPO = str(pathlib.Path(__file__).resolve().parents[1])
+
+
 def _with_root(value: Any, root: str) -> Any:
     if isinstance(value, str):
-        return value.replace("{root}", root)
+        return value.replace("{root}", root).replace("{repo}", REPO)
     if isinstance(value, list | tuple):
         return type(value)(_with_root(v, root) for v in value)
     if isinstance(value, np.ndarray) and value.dtype.kind == "U":
-        return np.vectorize(lambda v: v.replace("{root}", root))(value)
+        return np.vectorize(lambda v: v.replace("{root}", root).replace("{repo}", REPO))(value)
     return value
 
 

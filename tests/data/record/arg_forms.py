@@ -244,7 +244,7 @@ def main(only: list[str]) -> None:
     doc = {"_about": __doc__.split("\n\n")[0], "dali_version": dali.__version__,
            "forms": list(FORMS), "common_args_on": list(COMMON_ON), "skipped": SKIP,
            "ops": table}
-    lines = json.dumps(doc, separators=(",", ":"))
+    lines = json.dumps(doc, separators=(",", ":")).replace(str(ROOT) + "/", "{repo}/")
     OUT.write_text(lines + "\n")
     print(f"wrote {OUT} ({len(lines)} bytes)")
 
