@@ -3,15 +3,21 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: setup demo test lint bench clean
+.PHONY: setup kernels demo test lint bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m stoker.cli.main build-kernels
 	touch $@
 
 setup: $(VENV)/.installed
+
+# Compiles the image kernels for this CPU again (setup does it once; after changing or
+# updating stoker's kernels, the first pipeline compiles what changed, or run this).
+kernels: setup
+	$(PY) -m stoker.cli.main build-kernels
 
 demo: setup
 	$(PY) -m stoker.cli.main demo

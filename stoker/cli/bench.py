@@ -94,8 +94,14 @@ def measure(args: Any) -> dict[str, Any] | None:
     print(f"stoker bench {args.pipeline}: batch {args.batch_size}, {threads} threads, "
           f"{args.runs} runs of {args.seconds:.1f} s per peer, alternating")
     env = dict(os.environ)
-    if getattr(args, "cold", False):  # no compiled-kernel cache: what a first run pays
+    if getattr(args, "cold", False) or getattr(args, "uncompiled", False):
         env["NUMBA_CACHE_DIR"] = tempfile.mkdtemp(prefix="stoker-cold-")
+    if getattr(args, "cold", False):  # a fresh install: its install step builds the kernels
+        start = time.perf_counter()
+        built = subprocess.run([sys.executable, "-m", "stoker.cli.main", "build-kernels"],
+                               env=env, stdout=subprocess.DEVNULL)
+        print(f"  install step (stoker build-kernels): {time.perf_counter() - start:.1f} s"
+              + ("" if built.returncode == 0 else f", failed ({built.returncode})"))
     peers = []
     for name in names:
         if name in ("torchvision", "decord") and pipelines.is_user_pipeline(args.pipeline):

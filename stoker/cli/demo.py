@@ -34,8 +34,9 @@ def run_demo(data: str, seconds: float) -> int:
           f"{images.as_array().shape} {images.dtype.name} {images.layout()}, labels "
           f"{labels.as_array()[:8, 0].tolist()}")
     if first > COMPILING_SECONDS:
-        print("  (a first run compiles stoker's kernels for this machine, about 15 s on 2 "
-              "cores; later runs load them from the cache)")
+        print("  (this run compiled stoker's kernels for this CPU, 15-20 s on 2 cores; "
+              "later runs load them. `stoker build-kernels`, an install step, does it "
+              "ahead: `make setup` runs it)")
     n, start = 0, time.perf_counter()
     while time.perf_counter() - start < seconds:
         pipe.run()

@@ -51,5 +51,5 @@ def test_demo_runs_the_train_pipeline_and_says_when_it_compiled(tmp_path, capsys
         assert demo.run_demo(str(tmp_path), 0.2) == 0
         out = capsys.readouterr().out
         assert "images (64, 3, 224, 224) FLOAT CHW" in out and "images/s over" in out
-        assert ("compiles stoker's kernels" in out) == noted
+        assert ("stoker build-kernels" in out) == noted
         assert "wrote" not in out  # (the folder had JPEGs: none written)
