@@ -8,10 +8,12 @@ size or prefetching.
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import numpy as np
 
+from stoker.kernels.cpu import buffers
 from stoker.kernels.cpu.random import rng
 
 
@@ -31,23 +33,39 @@ FAILED: Any = _Failed()
 Value = Any
 
 
-def merge(parts: list[Value]) -> Value:
-    """Joins chunk results into one batch value; dense when every part is dense and alike."""
+def merge(parts: list[Value], blocks: dict | None = None) -> Value:
+    """Joins chunk results into one batch value; dense when every part is dense and alike.
+    Parts that are the rows of one of ``blocks`` (``ChunkContext.rows``), in order, are
+    that block: no copy."""
     if len(parts) == 1:
         return parts[0]
     if all(isinstance(p, np.ndarray) for p in parts):
         first = parts[0]
         if all(p.shape[1:] == first.shape[1:] and p.dtype == first.dtype for p in parts):
-            return np.concatenate(parts)
+            return _tiled(parts, blocks) if blocks else np.concatenate(parts)
     out: list[np.ndarray] = []
     for p in parts:
         out.extend(p)
     return out
 
 
+def _tiled(parts: list[np.ndarray], blocks: dict) -> np.ndarray:
+    """The block whose rows ``parts`` are, one after the other; else the parts joined."""
+    at = parts[0].ctypes.data
+    for block in blocks.values():
+        if block.ctypes.data == at and len(block) == sum(len(p) for p in parts):
+            for p in parts:
+                if p.ctypes.data != at or not p.flags.c_contiguous:
+                    break
+                at += p.nbytes
+            else:
+                return block
+    return np.concatenate(parts)
+
+
 class BatchContext:
     __slots__ = ("iteration", "first_index", "size", "batch_size", "pipeline", "epoch",
-                 "failures", "dropped", "topup", "variant")
+                 "failures", "dropped", "topup", "variant", "blocks", "_lock")
 
     def __init__(self, iteration: int, first_index: int, batch_size: int, pipeline: Any,
                  epoch: int = 0):
@@ -67,6 +85,22 @@ class BatchContext:
         # The instances and layouts this batch runs with (executor/variants.py), set when
         # its sources have given their data.
         self.variant: Any = None
+        # The batch's output blocks (``ChunkContext.rows``): (owner, n, shape, dtype) ->
+        # one array whose rows the chunks fill.
+        self.blocks: dict | None = None
+        self._lock = threading.Lock()
+
+    def block(self, key: tuple, n: int, shape: tuple, dtype: np.dtype) -> np.ndarray:
+        """The batch's (n, *shape) block of ``key``, made by the first chunk that asks."""
+        blocks = self.blocks
+        if blocks is None or key not in blocks:
+            with self._lock:
+                if self.blocks is None:
+                    self.blocks = {}
+                if key not in self.blocks:
+                    self.blocks[key] = buffers.empty((n, *shape), dtype)
+                blocks = self.blocks
+        return blocks[key]
 
     def detached(self) -> BatchContext:
         """A copy without the pipeline, for work that may outlive the producer's hold."""
@@ -85,15 +119,30 @@ class BatchContext:
 
 
 class ChunkContext:
-    __slots__ = ("batch", "seed", "lo", "hi", "source_info")
+    __slots__ = ("batch", "seed", "lo", "hi", "source_info", "total", "owner")
 
     def __init__(self, batch: BatchContext, seed: int, lo: int, hi: int,
-                 source_info: list[str] | None):
+                 source_info: list[str] | None, total: int | None = None,
+                 owner: object = None):
         self.batch = batch
         self.seed = seed
         self.lo = lo
         self.hi = hi
         self.source_info = source_info
+        # The stage's samples and the operator running (the executor sets them): the
+        # chunks' outputs may then share one block of the batch (``rows``).
+        self.total = total
+        self.owner = owner
+
+    def rows(self, shape: tuple, dtype: np.dtype) -> np.ndarray:
+        """An uninitialized (n, *shape) array for this chunk's outputs: its rows of one
+        block of the whole batch when the executor runs the chunk (the chunks' outputs
+        then join into the batch without a copy: ``merge``), else an array of its own."""
+        if self.total is None:
+            return buffers.empty((self.n, *shape), dtype)
+        dtype = np.dtype(dtype)
+        key = (id(self.owner), self.total, tuple(shape), dtype.str)
+        return self.batch.block(key, self.total, shape, dtype)[self.lo:self.hi]
 
     @property
     def n(self) -> int:

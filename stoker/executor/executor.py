@@ -350,7 +350,7 @@ class Executor:
                         for key, x in op.arg_nodes.items()}
                 info = infos_by_node[op]
                 ctx = ChunkContext(bctx, seeds[op], lo, hi,
-                                   info[lo:hi] if info is not None else None)
+                                   info[lo:hi] if info is not None else None, n, op)
                 start = perf_counter()
                 outs = instances[op].run_chunk(ins, argv, ctx)
                 if profiler is not None:
@@ -370,7 +370,8 @@ class Executor:
             self._measure(stage, sum(spent), n)
             start = perf_counter()
             for node in live_out:
-                values[node] = merge([r[node] for r in results])
+                values[node] = merge([r[node] for r in results], bctx.blocks)
+            bctx.blocks = None  # (the batch's values hold the blocks they are)
             if profiler is not None:
                 profiler.record("(merge chunks)", "sample", bctx.iteration, start,
                                 perf_counter())

@@ -93,11 +93,11 @@ def _run(monkeypatch, lane, *args, batches=2, **kwargs):
         run, make = DR._Lane.run, DR._Lane.make
 
         def counted(self, datas, argv, ctx):
-            outs = run(self, datas, argv, ctx)
+            outs, handed_back = run(self, datas, argv, ctx)
             if any(self is lane for lane in made):
                 first = ctx.batch.first_index + ctx.lo
-                done.extend((first + j, out is not None) for j, out in enumerate(outs))
-            return outs
+                done.extend((first + j, j not in handed_back) for j in range(len(datas)))
+            return outs, handed_back
 
         def remembered(prep):
             made.append(make(prep))
@@ -341,10 +341,10 @@ def test_skip_drops_the_bad_samples_of_a_chunk_as_the_driver_does(tmp_path, monk
     run, done = DR._Lane.run, []
 
     def counted(self, datas, argv, ctx):
-        outs = run(self, datas, argv, ctx)
-        done.extend((info.split("/")[-1], out is not None)
-                    for info, out in zip(ctx.source_info, outs, strict=True))
-        return outs
+        outs, handed_back = run(self, datas, argv, ctx)
+        done.extend((info.split("/")[-1], j not in handed_back)
+                    for j, info in enumerate(ctx.source_info))
+        return outs, handed_back
 
     monkeypatch.setattr(DR._Lane, "run", counted)
     results = []

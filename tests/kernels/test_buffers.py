@@ -173,3 +173,19 @@ def test_closing_a_pipeline_empties_the_free_list(tmp_path):
     assert buffers.held() > 0
     p.close()
     assert buffers.held() == 0
+
+
+def test_a_block_over_the_budget_is_kept_alone(monkeypatch):
+    """A whole batch's output block may exceed the budget: the free list then keeps that
+    one block (the next batch takes it), dropping the others."""
+    monkeypatch.setattr(buffers, "BUDGET", 2 << 20)
+    buffers.release()
+    small = buffers.empty((1 << 20,), np.uint8)
+    big = buffers.empty((3 << 20,), np.uint8)
+    block = address(big)
+    del small
+    assert buffers.held() == 1 << 20
+    del big
+    assert buffers.held() == 3 << 20  # the small one made room
+    assert address(buffers.empty((3 << 20,), np.uint8)) == block
+    buffers.release()

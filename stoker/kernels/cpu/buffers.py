@@ -18,9 +18,9 @@ array alive; a weak reference to the base array fires only when none is left. (M
 the block directly, views would record the block and skip the base array.)
 
 A request takes a free block at most an eighth (and two grains) larger than it needs.
-The free list keeps at most ``BUDGET`` bytes: beyond, the oldest blocks go, so it follows
-the sizes in use. ``release()`` empties it at each epoch boundary and when a pipeline
-closes, with glibc's own trimming (``stoker/executor/heap.py``). Arrays under
+The free list keeps at most ``BUDGET`` bytes (or one larger block): beyond, the oldest
+blocks go, so it follows the sizes in use. ``release()`` empties it at each epoch boundary
+and when a pipeline closes, with glibc's own trimming (``stoker/executor/heap.py``). Arrays under
 ``MIN_BYTES`` come from ``np.empty``: malloc keeps small blocks in its arenas anyway.
 
 Arrays start on a 64-byte boundary (``ALIGN``; malloc gives 16): JAX's CPU client and
@@ -98,10 +98,10 @@ def _give_back(ref: weakref.ref) -> None:
     global _held
     _, block = _pending.pop(id(ref))
     size = block.nbytes - ALIGN
-    if size > BUDGET:
-        return
     with _lock:
-        while _held + size > BUDGET:  # the oldest blocks make room
+        # The oldest blocks make room; a block larger than the budget (a whole batch's
+        # output, ``ChunkContext.rows``: 154 MB at batch 256) is kept alone.
+        while _held and _held + size > BUDGET:
             _, old = _blocks.popitem(last=False)
             _free[old.nbytes - ALIGN].popleft()
             _held -= old.nbytes - ALIGN

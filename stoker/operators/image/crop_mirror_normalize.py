@@ -12,6 +12,8 @@ import numpy as np
 
 from stoker import types
 from stoker.errors import ArgumentError
+from stoker.executor.context import ChunkContext
+from stoker.kernels.cpu import buffers
 from stoker.kernels.cpu.image import crop as K
 from stoker.kernels.gpu.lazy import lazy
 from stoker.operators.image import crop_planes as P
@@ -142,9 +144,14 @@ def cmn_batch(ins: list, args: dict, ctx: Any) -> np.ndarray:
                                                                 args["shift"]))
     channels_first = target.replace("F", "").replace("D", "") == "CHW" and \
         target.index("C") == len(cut.lead)
+    # The samples' rows of the batch's output block, when each is one image kept as it is.
+    direct = isinstance(ctx, ChunkContext) and len(cut.planes) == ctx.n == n and \
+        not cut.lead and len(fill) == c
     out = K.crop_mirror_normalize(cut.planes, cut.ay, cut.ax, cut.ch, cut.cw,
                                   mirror, mean, std, args["scale"], args["shift"], fill[:c],
-                                  True, channels_first, dtype)
+                                  True, channels_first, dtype,
+                                  (lambda shape, dt: ctx.rows(shape[1:], dt)) if direct
+                                  else buffers.empty)
     fill_out = fill.astype(dtype)
     out = add_channels(out, fill_out[c:], out.ndim - (3 if channels_first else 1))
     # Planes of a depth window outside the volume hold the raw fill, as DALI writes it.

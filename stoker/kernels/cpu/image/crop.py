@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -183,10 +184,12 @@ def table_type(dtype: np.dtype) -> np.dtype:
 def crop_mirror_normalize(images: np.ndarray, ay: np.ndarray, ax: np.ndarray, ch: int, cw: int,
                           mirror: np.ndarray, mean: np.ndarray, std: np.ndarray, scale: float,
                           shift: float, fill: np.ndarray, allow_pad: bool,
-                          channels_first: bool, dtype: np.dtype) -> np.ndarray:
+                          channels_first: bool, dtype: np.dtype,
+                          empty: Callable = buffers.empty) -> np.ndarray:
     """Crop, mirror, normalize and lay out (n, H, W, C) images in one pass.
 
-    ``mean``/``std`` are (C,) for the whole chunk or (n, C) per sample.
+    ``mean``/``std`` are (C,) for the whole chunk or (n, C) per sample. ``empty(shape,
+    dtype)`` makes the output (the executor's rows of a batch block: ``ChunkContext.rows``).
     """
     n, h, w, c = images.shape
     if not allow_pad:
@@ -199,7 +202,7 @@ def crop_mirror_normalize(images: np.ndarray, ay: np.ndarray, ax: np.ndarray, ch
     if images.dtype == np.uint8 and mean.ndim == 1 and std.ndim == 1:
         stored = table_type(dtype)
         table = normalize_table(mean, std, scale, shift, fill, stored)
-        out = buffers.empty(shape, stored)
+        out = (empty if stored == dtype else buffers.empty)(shape, stored)
         loop = fused.crop_normalize_table_chw if channels_first else fused.crop_normalize_table_hwc
         if stored == np.float16:  # (numba has no float16: the loop copies its bits)
             loop(images, ay, ax, mirror, table.view(np.uint16), out.view(np.uint16))
@@ -209,7 +212,7 @@ def crop_mirror_normalize(images: np.ndarray, ay: np.ndarray, ax: np.ndarray, ch
     mean2, inv, shift32 = normalize_factors(np.broadcast_to(mean, (n, c)),
                                             np.broadcast_to(std, (n, c)), scale, shift)
     work = dtype if dtype in NATIVE_TYPES else np.dtype(np.float32)
-    out = buffers.empty(shape, work)
+    out = (empty if work == dtype else buffers.empty)(shape, work)
     fused.crop_normalize_float(images, ay, ax, mirror, mean2, inv, shift32,
                                np.asarray(fill, np.float32), out, channels_first)
     return out if work == dtype else convert(out, dtype)
