@@ -171,3 +171,29 @@ def collect_reads(p: Any, runs: int) -> list:
                     for i in range(len(data))])
     p.close()
     return out
+
+
+def as_samples(outputs: Sequence[Any]) -> list[list[tuple]]:
+    """Every sample of every pipeline output as (dtype, shape, bytes): equal means
+    bit-identical."""
+    return [[(str(a.dtype), a.shape, a.tobytes()) for a in (tl.at(i) for i in range(len(tl)))]
+            for tl in outputs]
+
+
+def play(pipe: Any, calls: list[str], checkpoints: list | None = None) -> list:
+    """Plays ``calls`` ("run" or "reset") on ``pipe``; what each returned (its batch as
+    ``as_samples``, "stop" for StopIteration, or "reset"). With ``checkpoints``, appends
+    the pipeline's checkpoint after every call (the checkpoint tests resume from each)."""
+    out = []
+    for call in calls:
+        if call == "reset":
+            pipe.reset()
+            out.append("reset")
+        else:
+            try:
+                out.append(as_samples(pipe.run()))
+            except StopIteration:
+                out.append("stop")
+        if checkpoints is not None:
+            checkpoints.append(pipe.checkpoint())
+    return out
