@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from op_timing import dali_or_none, header, natural_images, row, time_pipeline
+from op_timing import compare, natural_images
 
 SHARPEN = np.array([[-0.07, -0.07, -0.07], [-0.07, 1.35, -0.07], [-0.07, -0.07, -0.07]],
                    np.float32)
@@ -55,19 +55,11 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=10)
     opts = parser.parse_args()
-    import stoker
-
-    dali = dali_or_none()
     batch = images(opts.batch)
     print(f"median ms per batch of {opts.batch} 224x224 RGB uint8 images, "
           f"{opts.threads} thread(s)")
-    print(header(26, "case"))
-    timing = {"threads": opts.threads, "repeats": opts.repeats, "warmup": 2,
-              "conditionals": True}
-    for name in opts.cases or list(CASES):
-        ours = time_pipeline(stoker, CASES[name], batch, **timing)
-        theirs = time_pipeline(dali, CASES[name], batch, **timing) if dali else None
-        print(row(name, ours, theirs, 26), flush=True)
+    compare(CASES, opts.cases, batch, width=26, label="case", threads=opts.threads,
+            repeats=opts.repeats, warmup=2, conditionals=True)
 
 
 if __name__ == "__main__":

@@ -71,3 +71,18 @@ def row(name: str, ours: float, theirs: float | None, width: int, digits: int = 
     ratio = f"{theirs / ours:12.2f}" if theirs else f"{'-':>12s}"
     dali_ms = f"{theirs:9.{digits}f}" if theirs else f"{'-':>9s}"
     return f"{name:{width}s} {ours:9.{digits}f} {dali_ms} {ratio}"
+
+
+def compare(cases: dict[str, Callable], names: list[str], batch: list[np.ndarray], *,
+            width: int, label: str = "operator", digits: int = 1, **timing: Any) -> None:
+    """Times the cases ``names`` (all if empty) on ``batch`` with stoker and with DALI
+    (where installed), ``time_pipeline(**timing)`` each, and prints a row per case under a
+    header."""
+    import stoker
+
+    dali = dali_or_none()
+    print(header(width, label))
+    for name in names or list(cases):
+        ours = time_pipeline(stoker, cases[name], batch, **timing)
+        theirs = time_pipeline(dali, cases[name], batch, **timing) if dali else None
+        print(row(name, ours, theirs, width, digits), flush=True)

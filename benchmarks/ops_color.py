@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from op_timing import dali_or_none, header, natural_images, row, time_pipeline
+from op_timing import compare, natural_images
 
 OPS: dict[str, Callable[[Any, Any], Any]] = {
     # the floor: external_source alone (copying the batch in), no operator
@@ -66,17 +66,10 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=16)
     parser.add_argument("--repeats", type=int, default=3)
     opts = parser.parse_args()
-    import stoker
-
-    dali = dali_or_none()
     batch = images(opts.batch)
     print(f"ms per batch of {opts.batch} 640x480 RGB uint8 images, {opts.threads} thread(s)")
-    print(header(30))
-    timing = {"threads": opts.threads, "repeats": opts.repeats, "best": True}
-    for name in opts.ops or list(OPS):
-        ours = time_pipeline(stoker, OPS[name], batch, **timing)
-        theirs = time_pipeline(dali, OPS[name], batch, **timing) if dali else None
-        print(row(name, ours, theirs, 30), flush=True)
+    compare(OPS, opts.ops, batch, width=30, threads=opts.threads, repeats=opts.repeats,
+            best=True)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from op_timing import dali_or_none, header, natural_images, row, time_pipeline
+from op_timing import compare, natural_images
 
 _M = [0.9, 0.2, 10.3, -0.15, 1.1, -5.7]
 
@@ -59,19 +59,12 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--cpu-time", action="store_true", help="time with process CPU time")
     opts = parser.parse_args()
-    import stoker
-
-    dali = dali_or_none()
     clock = time.process_time if opts.cpu_time else time.perf_counter
     batch = images(opts.batch)
     print(f"ms per batch of {opts.batch} 500x375 RGB uint8 images, {opts.threads} thread(s), "
           f"{'CPU' if opts.cpu_time else 'wall'} time")
-    print(header(30))
-    timing = {"threads": opts.threads, "repeats": opts.repeats, "best": True, "clock": clock}
-    for name in opts.ops or list(OPS):
-        ours = time_pipeline(stoker, OPS[name], batch, **timing)
-        theirs = time_pipeline(dali, OPS[name], batch, **timing) if dali else None
-        print(row(name, ours, theirs, 30), flush=True)
+    compare(OPS, opts.ops, batch, width=30, threads=opts.threads, repeats=opts.repeats,
+            best=True, clock=clock)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from op_timing import dali_or_none, header, row, time_pipeline
+from op_timing import compare
 
 
 def plus_one(a: np.ndarray) -> np.ndarray:
@@ -65,18 +65,11 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--repeats", type=int, default=30)
     opts = parser.parse_args()
-    import stoker
-
-    dali = dali_or_none()
     rng = np.random.default_rng(0)
     batch = [rng.integers(0, 256, (32, 32, 3), dtype=np.uint8) for _ in range(opts.batch)]
     print(f"median ms per batch of {opts.batch} 32x32x3 uint8 samples, 2 threads")
-    print(header(30, "case"))
-    timing = {"threads": 2, "repeats": opts.repeats, "warmup": 3, "conditionals": True}
-    for name in opts.cases or list(CASES):
-        ours = time_pipeline(stoker, CASES[name], batch, **timing)
-        theirs = time_pipeline(dali, CASES[name], batch, **timing) if dali else None
-        print(row(name, ours, theirs, 30, digits=2), flush=True)
+    compare(CASES, opts.cases, batch, width=30, label="case", digits=2, threads=2,
+            repeats=opts.repeats, warmup=3, conditionals=True)
 
 
 if __name__ == "__main__":
