@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from stoker import fn, pipeline_def
+from stoker import Pipeline, fn, pipeline_def
 from stoker.tensors import TensorListCPU
 
 
@@ -197,3 +197,15 @@ def play(pipe: Any, calls: list[str], checkpoints: list | None = None) -> list:
         if checkpoints is not None:
             checkpoints.append(pipe.checkpoint())
     return out
+
+
+def run_batches(build: Callable[..., Any], *batches: Sequence[Any]) -> list[list[np.ndarray]]:
+    """Runs ``build(*nodes)`` once in a one-thread pipeline, each node an external_source
+    giving one batch of ``batches``; every output's samples as numpy arrays."""
+    pipe = Pipeline(batch_size=len(batches[0]), num_threads=1, device_id=None)
+    with pipe:
+        nodes = [fn.external_source(source=[b], cycle=True) for b in batches]
+        out = build(*nodes)
+        pipe.set_outputs(*(out if isinstance(out, list | tuple) else [out]))
+    pipe.build()
+    return [[np.array(t.at(i)) for i in range(len(t))] for t in pipe.run()]
