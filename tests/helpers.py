@@ -180,10 +180,11 @@ def as_samples(outputs: Sequence[Any]) -> list[list[tuple]]:
             for tl in outputs]
 
 
-def play(pipe: Any, calls: list[str], checkpoints: list | None = None) -> list:
-    """Plays ``calls`` ("run" or "reset") on ``pipe``; what each returned (its batch as
-    ``as_samples``, "stop" for StopIteration, or "reset"). With ``checkpoints``, appends
-    the pipeline's checkpoint after every call (the checkpoint tests resume from each)."""
+def play(pipe: Any, calls: list[str], checkpoints: list | None = None,
+         outcome: Callable[[Any], Any] = as_samples) -> list:
+    """Plays ``calls`` ("run" or "reset") on ``pipe``; what each returned (``outcome`` of
+    its outputs, "stop" for StopIteration, or "reset"). With ``checkpoints``, appends the
+    pipeline's checkpoint after every call (the checkpoint tests resume from each)."""
     out = []
     for call in calls:
         if call == "reset":
@@ -191,7 +192,7 @@ def play(pipe: Any, calls: list[str], checkpoints: list | None = None) -> list:
             out.append("reset")
         else:
             try:
-                out.append(as_samples(pipe.run()))
+                out.append(outcome(pipe.run()))
             except StopIteration:
                 out.append("stop")
         if checkpoints is not None:
