@@ -12,12 +12,11 @@ faster). DALI is optional: without it only stoker's times are printed.
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from op_timing import compare, natural_images
 
 SHARPEN = np.array([[-0.07, -0.07, -0.07], [-0.07, 1.35, -0.07], [-0.07, -0.07, -0.07]],
                    np.float32)
@@ -46,32 +45,7 @@ CASES: dict[str, Callable[[Any, Any], Any]] = {
 
 
 def images(batch: int) -> list[np.ndarray]:
-    import cv2
-    import skimage.data as data
-
-    base = [data.astronaut(), data.chelsea(), data.coffee(), data.rocket()]
-    return [np.ascontiguousarray(cv2.resize(base[i % len(base)], (224, 224)))
-            for i in range(batch)]
-
-
-def time_case(lib: Any, build: Callable, batch: list[np.ndarray], threads: int,
-              repeats: int) -> float:
-    @lib.pipeline_def(batch_size=len(batch), num_threads=threads, device_id=None, seed=1,
-                      prefetch_queue_depth=1, enable_conditionals=True)
-    def pipe() -> Any:
-        x = lib.fn.external_source(source=lambda: batch, layout="HWC")
-        return build(lib, x)
-
-    p = pipe()
-    p.build()
-    for _ in range(2):
-        p.run()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        p.run()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1e3
+    return natural_images(batch, (224, 224))
 
 
 def main() -> None:
@@ -81,23 +55,11 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=10)
     opts = parser.parse_args()
-    import stoker
-
-    try:
-        import nvidia.dali as dali
-    except ImportError:
-        dali = None
     batch = images(opts.batch)
     print(f"median ms per batch of {opts.batch} 224x224 RGB uint8 images, "
           f"{opts.threads} thread(s)")
-    print(f"{'case':26s} {'stoker':>9s} {'DALI':>9s} {'DALI/stoker':>12s}")
-    for name in opts.cases or list(CASES):
-        ours = time_case(stoker, CASES[name], batch, opts.threads, opts.repeats)
-        theirs = time_case(dali, CASES[name], batch, opts.threads, opts.repeats) \
-            if dali else None
-        ratio = f"{theirs / ours:12.2f}" if theirs else f"{'-':>12s}"
-        dali_ms = f"{theirs:9.1f}" if theirs else f"{'-':>9s}"
-        print(f"{name:26s} {ours:9.1f} {dali_ms} {ratio}", flush=True)
+    compare(CASES, opts.cases, batch, width=26, label="case", threads=opts.threads,
+            repeats=opts.repeats, warmup=2, conditionals=True)
 
 
 if __name__ == "__main__":

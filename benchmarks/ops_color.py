@@ -11,11 +11,11 @@ faster). DALI is optional: without it only stoker's times are printed.
 from __future__ import annotations
 
 import argparse
-import time
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from op_timing import compare, natural_images
 
 OPS: dict[str, Callable[[Any, Any], Any]] = {
     # the floor: external_source alone (copying the batch in), no operator
@@ -56,32 +56,7 @@ OPS: dict[str, Callable[[Any, Any], Any]] = {
 
 
 def images(batch: int) -> list[np.ndarray]:
-    import cv2
-    import skimage.data as data
-
-    base = [data.astronaut(), data.chelsea(), data.coffee(), data.rocket()]
-    return [np.ascontiguousarray(cv2.resize(base[i % len(base)], (640, 480)))
-            for i in range(batch)]
-
-
-def time_op(lib: Any, build: Callable, batch: list[np.ndarray], threads: int,
-            repeats: int) -> float:
-    """Best milliseconds per batch of one operator (the source's copy included)."""
-    @lib.pipeline_def(batch_size=len(batch), num_threads=threads, device_id=None, seed=1,
-                      prefetch_queue_depth=1)
-    def pipe() -> Any:
-        x = lib.fn.external_source(source=lambda: batch, layout="HWC")
-        return build(lib, x)
-
-    p = pipe()
-    p.build()
-    p.run()
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        p.run()
-        best = min(best, time.perf_counter() - start)
-    return best * 1e3
+    return natural_images(batch, (640, 480))
 
 
 def main() -> None:
@@ -91,21 +66,10 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=16)
     parser.add_argument("--repeats", type=int, default=3)
     opts = parser.parse_args()
-    import stoker
-
-    try:
-        import nvidia.dali as dali
-    except ImportError:
-        dali = None
     batch = images(opts.batch)
     print(f"ms per batch of {opts.batch} 640x480 RGB uint8 images, {opts.threads} thread(s)")
-    print(f"{'operator':30s} {'stoker':>9s} {'DALI':>9s} {'DALI/stoker':>12s}")
-    for name in opts.ops or list(OPS):
-        ours = time_op(stoker, OPS[name], batch, opts.threads, opts.repeats)
-        theirs = time_op(dali, OPS[name], batch, opts.threads, opts.repeats) if dali else None
-        ratio = f"{theirs / ours:12.2f}" if theirs else f"{'-':>12s}"
-        dali_ms = f"{theirs:9.1f}" if theirs else f"{'-':>9s}"
-        print(f"{name:30s} {ours:9.1f} {dali_ms} {ratio}", flush=True)
+    compare(OPS, opts.ops, batch, width=30, threads=opts.threads, repeats=opts.repeats,
+            best=True)
 
 
 if __name__ == "__main__":

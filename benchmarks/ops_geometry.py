@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from op_timing import compare, natural_images
 
 _M = [0.9, 0.2, 10.3, -0.15, 1.1, -5.7]
 
@@ -46,32 +47,8 @@ OPS: dict[str, Callable[[Any, Any], Any]] = {
 
 def images(batch: int) -> list[np.ndarray]:
     import cv2
-    import skimage.data as data
 
-    base = [data.astronaut(), data.chelsea(), data.coffee(), data.rocket()]
-    return [np.ascontiguousarray(cv2.resize(base[i % len(base)], (500, 375),
-                                            interpolation=cv2.INTER_AREA))
-            for i in range(batch)]
-
-
-def time_op(lib: Any, build: Callable, batch: list[np.ndarray], threads: int,
-            repeats: int, clock: Callable[[], float]) -> float:
-    """Best milliseconds per batch of one operator (the source's copy included)."""
-    @lib.pipeline_def(batch_size=len(batch), num_threads=threads, device_id=None, seed=1,
-                      prefetch_queue_depth=1)
-    def pipe() -> Any:
-        x = lib.fn.external_source(source=lambda: batch, layout="HWC")
-        return build(lib, x)
-
-    p = pipe()
-    p.build()
-    p.run()
-    best = float("inf")
-    for _ in range(repeats):
-        start = clock()
-        p.run()
-        best = min(best, clock() - start)
-    return best * 1e3
+    return natural_images(batch, (500, 375), cv2.INTER_AREA)
 
 
 def main() -> None:
@@ -82,24 +59,12 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--cpu-time", action="store_true", help="time with process CPU time")
     opts = parser.parse_args()
-    import stoker
-
-    try:
-        import nvidia.dali as dali
-    except ImportError:
-        dali = None
     clock = time.process_time if opts.cpu_time else time.perf_counter
     batch = images(opts.batch)
     print(f"ms per batch of {opts.batch} 500x375 RGB uint8 images, {opts.threads} thread(s), "
           f"{'CPU' if opts.cpu_time else 'wall'} time")
-    print(f"{'operator':30s} {'stoker':>9s} {'DALI':>9s} {'DALI/stoker':>12s}")
-    for name in opts.ops or list(OPS):
-        ours = time_op(stoker, OPS[name], batch, opts.threads, opts.repeats, clock)
-        theirs = time_op(dali, OPS[name], batch, opts.threads, opts.repeats, clock) \
-            if dali else None
-        ratio = f"{theirs / ours:12.2f}" if theirs else f"{'-':>12s}"
-        dali_ms = f"{theirs:9.1f}" if theirs else f"{'-':>9s}"
-        print(f"{name:30s} {ours:9.1f} {dali_ms} {ratio}", flush=True)
+    compare(OPS, opts.ops, batch, width=30, threads=opts.threads, repeats=opts.repeats,
+            best=True, clock=clock)
 
 
 if __name__ == "__main__":

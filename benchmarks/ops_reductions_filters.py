@@ -17,11 +17,11 @@ from __future__ import annotations
 import argparse
 import io
 import statistics
-import time
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from op_timing import dali_or_none, header, natural_images, row, time_pipeline
 
 _K5 = (np.outer([1, 4, 6, 4, 1], [1, 4, 6, 4, 1]) / 256).astype(np.float32)
 _K3 = np.array([[0, -1, 0], [-1, 5, -1], [0, -1, 0]], np.float32)
@@ -58,12 +58,7 @@ OPS: dict[str, tuple[str, Callable[[Any, Any], Any]]] = {
 
 
 def inputs(kind: str, batch: int) -> tuple[list[np.ndarray], str]:
-    import cv2
-    import skimage.data as data
-
-    base = [data.astronaut(), data.chelsea(), data.coffee(), data.rocket()]
-    rgb = [np.ascontiguousarray(cv2.resize(base[i % len(base)], (640, 480)))
-           for i in range(batch)]
+    rgb = natural_images(batch, (640, 480))
     if kind == "rgb":
         return rgb, "HWC"
     if kind == "raw":
@@ -79,26 +74,6 @@ def inputs(kind: str, batch: int) -> tuple[list[np.ndarray], str]:
     return files, ""
 
 
-def time_op(lib: Any, build: Callable, batch: list[np.ndarray], layout: str, threads: int,
-            repeats: int) -> float:
-    """Median milliseconds per batch of one operator (the source's copy included)."""
-    @lib.pipeline_def(batch_size=len(batch), num_threads=threads, device_id=None, seed=1,
-                      prefetch_queue_depth=1)
-    def pipe() -> Any:
-        x = lib.fn.external_source(source=lambda: batch, layout=layout)
-        return build(lib, x)
-
-    p = pipe()
-    p.build()
-    p.run()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        p.run()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1e3
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("ops", nargs="*", help="operators to time (default: all)")
@@ -111,27 +86,22 @@ def main() -> None:
     import stoker
 
     warnings.simplefilter("ignore")
-    try:
-        import nvidia.dali as dali
-    except ImportError:
-        dali = None
+    dali = dali_or_none()
     cache: dict[str, tuple[list[np.ndarray], str]] = {}
     print(f"median ms per batch of {opts.batch}, {opts.threads} thread(s)")
-    print(f"{'operator':24s} {'stoker':>9s} {'DALI':>9s} {'DALI/stoker':>12s}")
+    print(header(24))
     ratios = []
     for name in opts.ops or list(OPS):
         kind, build = OPS[name]
         if kind not in cache:
             cache[kind] = inputs(kind, opts.batch)
         batch, layout = cache[kind]
-        ours = time_op(stoker, build, batch, layout, opts.threads, opts.repeats)
-        theirs = (time_op(dali, build, batch, layout, opts.threads, opts.repeats)
-                  if dali else None)
+        timing = {"layout": layout, "threads": opts.threads, "repeats": opts.repeats}
+        ours = time_pipeline(stoker, build, batch, **timing)
+        theirs = time_pipeline(dali, build, batch, **timing) if dali else None
         if theirs and name != "(source only)":
             ratios.append(theirs / ours)
-        ratio = f"{theirs / ours:12.2f}" if theirs else f"{'-':>12s}"
-        dali_ms = f"{theirs:9.1f}" if theirs else f"{'-':>9s}"
-        print(f"{name:24s} {ours:9.1f} {dali_ms} {ratio}", flush=True)
+        print(row(name, ours, theirs, 24), flush=True)
     if ratios:
         print(f"median ratio DALI/stoker over {len(ratios)} operators: "
               f"{statistics.median(ratios):.2f}")

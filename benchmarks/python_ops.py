@@ -13,12 +13,11 @@ stoker is faster). DALI is optional: without it only stoker's times are printed.
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from op_timing import compare
 
 
 def plus_one(a: np.ndarray) -> np.ndarray:
@@ -60,47 +59,17 @@ CASES: dict[str, Callable[[Any, Any], Any]] = {
 }
 
 
-def time_case(lib: Any, build: Callable, batch: list[np.ndarray], repeats: int) -> float:
-    @lib.pipeline_def(batch_size=len(batch), num_threads=2, device_id=None, seed=1,
-                      prefetch_queue_depth=1, enable_conditionals=True)
-    def pipe() -> Any:
-        x = lib.fn.external_source(source=lambda: batch, layout="HWC")
-        return build(lib, x)
-
-    p = pipe()
-    p.build()
-    for _ in range(3):
-        p.run()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        p.run()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1e3
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("cases", nargs="*", help="cases to time (default: all)")
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--repeats", type=int, default=30)
     opts = parser.parse_args()
-    import stoker
-
-    try:
-        import nvidia.dali as dali
-    except ImportError:
-        dali = None
     rng = np.random.default_rng(0)
     batch = [rng.integers(0, 256, (32, 32, 3), dtype=np.uint8) for _ in range(opts.batch)]
     print(f"median ms per batch of {opts.batch} 32x32x3 uint8 samples, 2 threads")
-    print(f"{'case':30s} {'stoker':>9s} {'DALI':>9s} {'DALI/stoker':>12s}")
-    for name in opts.cases or list(CASES):
-        ours = time_case(stoker, CASES[name], batch, opts.repeats)
-        theirs = time_case(dali, CASES[name], batch, opts.repeats) if dali else None
-        ratio = f"{theirs / ours:12.2f}" if theirs else f"{'-':>12s}"
-        dali_ms = f"{theirs:9.2f}" if theirs else f"{'-':>9s}"
-        print(f"{name:30s} {ours:9.2f} {dali_ms} {ratio}", flush=True)
+    compare(CASES, opts.cases, batch, width=30, label="case", digits=2, threads=2,
+            repeats=opts.repeats, warmup=3, conditionals=True)
 
 
 if __name__ == "__main__":

@@ -3,12 +3,17 @@
 A recorded case runs the same pipeline with DALI (in its recorder) and with stoker (in
 its test), through ``Lib``; its outcome is the outputs or the error, with the stage that
 raised it ("call": the ``fn`` call; "build"; "run") and every builtin type the error is.
-``check_error`` and ``check_samples`` compare stoker's outcome with DALI's.
+``check_error`` and ``check_samples`` compare stoker's outcome with DALI's;
+``record_reader_cases`` is the container readers' recorders (mxnet, webdataset).
 """
 
 from __future__ import annotations
 
+import json
+import pathlib
+import tempfile
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -88,3 +93,21 @@ def check_samples(where: str, a: np.ndarray, b: np.ndarray, atol: float = 0,
     bad = ~(same | (diff <= tol))
     assert not bad.any(), f"{where}: {int(bad.sum())} of {a.size} values differ from " \
         f"DALI's by more than atol={atol}, rtol={rtol} (max {np.nanmax(diff):g})"
+
+
+def record_reader_cases(cases: ModuleType, out: pathlib.Path) -> None:
+    """Runs the CASES of a reader's cases module with DALI on the datasets its
+    ``write_datasets`` writes into a temporary folder, and writes their outcomes (from its
+    ``run_case``) to ``out`` as JSON."""
+    from nvidia.dali import fn, types
+    from nvidia.dali.pipeline import Pipeline
+
+    lib = Lib(fn, types, Pipeline)
+    with tempfile.TemporaryDirectory() as folder:
+        sets = cases.write_datasets(folder)
+        done = [{"name": c[0], "result": cases.run_case(lib, sets, c, folder)}
+                for c in cases.CASES]
+    out.write_text(json.dumps({"dali": "2.4.0", "cases": done}) + "\n")
+    for c in done:
+        r = c["result"]
+        print(c["name"], r["error"]["message"][:120] if "error" in r else r.get("meta"))

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from stoker import fn, pipeline_def
+from stoker import Pipeline, fn, pipeline_def
 from stoker.tensors import TensorListCPU
 
 
@@ -171,3 +171,42 @@ def collect_reads(p: Any, runs: int) -> list:
                     for i in range(len(data))])
     p.close()
     return out
+
+
+def as_samples(outputs: Sequence[Any]) -> list[list[tuple]]:
+    """Every sample of every pipeline output as (dtype, shape, bytes): equal means
+    bit-identical."""
+    return [[(str(a.dtype), a.shape, a.tobytes()) for a in (tl.at(i) for i in range(len(tl)))]
+            for tl in outputs]
+
+
+def play(pipe: Any, calls: list[str], checkpoints: list | None = None,
+         outcome: Callable[[Any], Any] = as_samples) -> list:
+    """Plays ``calls`` ("run" or "reset") on ``pipe``; what each returned (``outcome`` of
+    its outputs, "stop" for StopIteration, or "reset"). With ``checkpoints``, appends the
+    pipeline's checkpoint after every call (the checkpoint tests resume from each)."""
+    out = []
+    for call in calls:
+        if call == "reset":
+            pipe.reset()
+            out.append("reset")
+        else:
+            try:
+                out.append(outcome(pipe.run()))
+            except StopIteration:
+                out.append("stop")
+        if checkpoints is not None:
+            checkpoints.append(pipe.checkpoint())
+    return out
+
+
+def run_batches(build: Callable[..., Any], *batches: Sequence[Any]) -> list[list[np.ndarray]]:
+    """Runs ``build(*nodes)`` once in a one-thread pipeline, each node an external_source
+    giving one batch of ``batches``; every output's samples as numpy arrays."""
+    pipe = Pipeline(batch_size=len(batches[0]), num_threads=1, device_id=None)
+    with pipe:
+        nodes = [fn.external_source(source=[b], cycle=True) for b in batches]
+        out = build(*nodes)
+        pipe.set_outputs(*(out if isinstance(out, list | tuple) else [out]))
+    pipe.build()
+    return [[np.array(t.at(i)) for i in range(len(t))] for t in pipe.run()]

@@ -33,6 +33,8 @@ def case_id(c: dict) -> str:
 
 
 def write_files(root: pathlib.Path, n: int) -> str:
+    """``n`` one-byte files (byte ``i`` in file ``i``) in one class folder under ``root``,
+    written once; the file_root. The PyTorch iterator replay reads them too."""
     folder = root / f"n{n}" / "c0"
     if not folder.exists():
         folder.mkdir(parents=True)

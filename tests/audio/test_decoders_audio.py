@@ -10,6 +10,7 @@ import pathlib
 import numpy as np
 import pytest
 from audio_cases import encode, speech_like, sweep
+from helpers import run_batches as run
 
 import stoker.fn  # noqa: F401  (registers every operator)
 from stoker import Pipeline, fn, types
@@ -21,16 +22,6 @@ sf = pytest.importorskip("soundfile")
 SR = 16000
 MONO = speech_like(3000, 4)
 STEREO = np.stack([MONO, 0.5 * sweep(3000)], 1)
-
-
-def run(build, *batches):
-    pipe = Pipeline(batch_size=len(batches[0]), num_threads=1, device_id=None)
-    with pipe:
-        nodes = [fn.external_source(source=[b], cycle=True) for b in batches]
-        out = build(*nodes)
-        pipe.set_outputs(*(out if isinstance(out, list | tuple) else [out]))
-    pipe.build()
-    return [[np.array(t.at(i)) for i in range(len(t))] for t in pipe.run()]
 
 
 def reference(data: np.ndarray, dtype: str = "float32") -> np.ndarray:

@@ -6,22 +6,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from audio_cases import speech_like
+from helpers import run_batches as run
 
 import stoker.fn  # noqa: F401  (registers every operator)
 from stoker import Pipeline, fn, types
 from stoker.errors import ArgumentError, SampleError
 
 signal = pytest.importorskip("scipy.signal")
-
-
-def run(build, *batches):
-    pipe = Pipeline(batch_size=len(batches[0]), num_threads=1, device_id=None)
-    with pipe:
-        nodes = [fn.external_source(source=[b], cycle=True) for b in batches]
-        out = build(*nodes)
-        pipe.set_outputs(*(out if isinstance(out, list | tuple) else [out]))
-    pipe.build()
-    return [[np.array(t.at(i)) for i in range(len(t))] for t in pipe.run()]
 
 
 SPEECH = [speech_like(4000, 7), speech_like(2500, 8)]

@@ -12,7 +12,7 @@ Skipped unless nvidia.dali and torch are importable; run it with
 from __future__ import annotations
 
 import pytest
-from helpers import sized_files
+from helpers import play, sized_files
 
 dali = pytest.importorskip("nvidia.dali")
 pytest.importorskip("torch")
@@ -43,19 +43,10 @@ def make(lib: str, files: list[str], shard_id: int = 0, num_shards: int = 1, **k
     return pipe(enable_checkpointing=True, **kw)
 
 
-def play(pipe, calls: list[str], checkpoints: list | None = None) -> list:
-    out = []
-    for call in calls:
-        if call == "reset":
-            pipe.reset()
-            out.append("reset")
-        else:
-            label, u = pipe.run()
-            out.append(([int(label.at(i)[0]) for i in range(len(label))],
-                        [float(u.at(i)) for i in range(len(u))]))
-        if checkpoints is not None:
-            checkpoints.append(pipe.checkpoint())
-    return out
+def label_and_value(outputs: tuple) -> tuple:
+    label, u = outputs
+    return ([int(label.at(i)[0]) for i in range(len(label))],
+            [float(u.at(i)) for i in range(len(u))])
 
 
 def labels(stream: list) -> list:
@@ -69,11 +60,11 @@ def test_pipelines_resume_where_dali_resumes(files, depth):
     for lib in LIBS:
         original = make(lib, files, prefetch_queue_depth=depth)
         checkpoints = [original.checkpoint()]
-        expected = play(original, calls, checkpoints)
+        expected = play(original, calls, checkpoints, outcome=label_and_value)
         resumed[lib] = []
         for k, saved in enumerate(checkpoints):
             rest = play(make(lib, files, prefetch_queue_depth=depth, checkpoint=saved),
-                        calls[k:])
+                        calls[k:], outcome=label_and_value)
             assert rest == expected[k:], f"{lib} resumed after call {k}"
             resumed[lib].append(labels(rest))
     assert resumed["stoker"] == resumed["dali"]

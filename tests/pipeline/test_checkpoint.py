@@ -17,6 +17,7 @@ import warnings
 import cv2
 import numpy as np
 import pytest
+from helpers import as_samples, play
 
 from stoker import fn, pipeline_def, types
 from stoker.errors import PipelineError
@@ -103,12 +104,6 @@ def make(body: str, paths: list[str], **kw):
     return pipe(**kw)
 
 
-def as_samples(outputs: tuple) -> list[list[tuple]]:
-    """Every sample of every output as (dtype, shape, bytes): equal means bit-identical."""
-    return [[(str(a.dtype), a.shape, a.tobytes()) for a in (tl.at(i) for i in range(len(tl)))]
-            for tl in outputs]
-
-
 def script(body: str) -> list[str]:
     """The calls played on every pipeline. Readers never stop, so resets are scripted (one
     after the fifth run: mid-way through the reader's epoch); an external_source epoch
@@ -116,23 +111,6 @@ def script(body: str) -> list[str]:
     if body == "external":
         return ["run"] * 4 + ["reset"] + ["run"] * 4 + ["reset"] + ["run"] * 3
     return ["run"] * 5 + ["reset"] + ["run"] * 6
-
-
-def play(pipe, calls: list[str], checkpoints: list | None = None) -> list:
-    """Plays ``calls``; what each returned (its batch, "stop" or "reset")."""
-    out = []
-    for call in calls:
-        if call == "reset":
-            pipe.reset()
-            out.append("reset")
-        else:
-            try:
-                out.append(as_samples(pipe.run()))
-            except StopIteration:
-                out.append("stop")
-        if checkpoints is not None:
-            checkpoints.append(pipe.checkpoint())
-    return out
 
 
 @pytest.mark.parametrize("depth", [1, 2, 3])

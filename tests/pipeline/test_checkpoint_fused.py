@@ -15,6 +15,7 @@ import json
 import cv2
 import numpy as np
 import pytest
+from helpers import as_samples, play
 
 from stoker import fn, pipeline_def, types
 from stoker.graph import fuse
@@ -151,25 +152,7 @@ def make(body: str, paths: list[str], **kw):
     return pipe(enable_checkpointing=True, **kw)
 
 
-def as_samples(outputs: tuple) -> list:
-    return [[(str(a.dtype), a.shape, a.tobytes()) for a in (tl.at(i) for i in range(len(tl)))]
-            for tl in outputs]
-
-
 CALLS = ["run"] * 4 + ["reset"] + ["run"] * 4  # the reset is mid-way through an epoch
-
-
-def play(pipe, calls: list[str], checkpoints: list | None = None) -> list:
-    out = []
-    for call in calls:
-        if call == "reset":
-            pipe.reset()
-            out.append("reset")
-        else:
-            out.append(as_samples(pipe.run()))
-        if checkpoints is not None:
-            checkpoints.append(pipe.checkpoint())
-    return out
 
 
 @pytest.mark.parametrize("body", list(BODIES))

@@ -12,6 +12,7 @@ import pathlib
 from collections import Counter
 
 import pytest
+from jax_cases import write_files  # the same one-byte files the JAX cases read
 
 torch = pytest.importorskip("torch")
 
@@ -33,15 +34,6 @@ def _replayable(case) -> bool:
 
 
 REPLAY = [c for c in CASES if _replayable(c)]
-
-
-def _dataset(root: pathlib.Path, n: int) -> str:
-    folder = root / f"n{n}" / "c0"
-    if not folder.exists():
-        folder.mkdir(parents=True)
-        for i in range(n):
-            (folder / f"{i:03d}.bin").write_bytes(bytes([i]))
-    return str(folder.parent)
 
 
 def _pipes(root, c):
@@ -104,7 +96,7 @@ def _flatten(steps):
 @pytest.mark.parametrize("case", REPLAY, ids=lambda c: json.dumps(c["config"], sort_keys=True))
 def test_iterator_replays_dali(case, tmp_path_factory):
     c = case["config"]
-    root = _dataset(tmp_path_factory.getbasetemp(), c["N"])
+    root = write_files(tmp_path_factory.getbasetemp(), c["N"])
     epochs, lens = _run(root, c)
     policy = c["last_batch_policy"] or "FILL"
     uneven = c["N"] % c["num_shards"] != 0

@@ -19,6 +19,8 @@ import pytest
 
 pytest.importorskip("av")
 
+from helpers import play  # noqa: E402
+
 from stoker import Pipeline, fn, pipeline_def  # noqa: E402
 from stoker.readers.video_synth import frame_indices  # noqa: E402
 
@@ -57,24 +59,6 @@ def make(body: str, shard: int = 1, **kw):
         return BODIES[body](shard)
 
     return pipe(**kw)
-
-
-def as_samples(outputs: tuple) -> list[list[tuple]]:
-    return [[(str(a.dtype), a.shape, a.tobytes()) for a in (tl.at(i) for i in range(len(tl)))]
-            for tl in outputs]
-
-
-def play(pipe, calls: list[str], checkpoints: list | None = None) -> list:
-    out = []
-    for call in calls:
-        if call == "reset":
-            pipe.reset()
-            out.append("reset")
-        else:
-            out.append(as_samples(pipe.run()))
-        if checkpoints is not None:
-            checkpoints.append(pipe.checkpoint())
-    return out
 
 
 @pytest.mark.parametrize("depth", [1, 2])

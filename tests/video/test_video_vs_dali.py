@@ -16,10 +16,9 @@ import pytest
 pytest.importorskip("av")
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 
-from video_cases import CASES, DECODER_FILES, materialize  # noqa: E402
+from video_cases import CASES, run_case  # noqa: E402
 
 from stoker import Pipeline, fn  # noqa: E402
-from stoker.readers.video_synth import frame_indices  # noqa: E402
 
 DATA = pathlib.Path(__file__).parents[1] / "data"
 VIDEOS = DATA / "video"
@@ -29,29 +28,7 @@ DIFFERENT = {}
 
 
 def _run(op: str, args: dict, tmp: str) -> dict:
-    args = materialize(args, tmp)
-    pipe = Pipeline(batch_size=1, num_threads=2, device_id=None, seed=1)
-    with pipe:
-        if op == "decoders.video":
-            enc = fn.readers.file(files=[str(VIDEOS / f) for f in DECODER_FILES])[0]
-            outs = fn.decoders.video(enc, **args)
-        else:
-            outs = fn.experimental.readers.video(name="R", **args)
-        outs = outs if isinstance(outs, list) else [outs]
-        pipe.set_outputs(*outs)
-    pipe.build()
-    n = len(DECODER_FILES) if op == "decoders.video" else pipe.reader_meta("R")["epoch_size"]
-    samples = []
-    for _ in range(n):
-        out = pipe.run()
-        video = np.array(out[0].at(0))
-        samples.append({"frames": frame_indices(video), "shape": list(video.shape),
-                        "layout": out[0].layout(), "source": out[0][0].source_info(),
-                        "corner": video[:, 0, 0].tolist(),
-                        "extra": [np.array(o.at(0)).tolist() for o in out[1:]],
-                        "dtypes": [str(np.array(o.at(0)).dtype) for o in out]})
-    pipe.close()
-    return {"epoch_size": n, "samples": samples}
+    return run_case(fn, Pipeline, op, args, tmp, num_threads=2)
 
 
 def _same(ours, theirs) -> bool:

@@ -3,6 +3,7 @@ recorder (tests/data/record/video_outputs.py) and the replay (test_video_vs_dali
 
 A case is (name, operator, arguments); file names are relative to tests/data/video.
 file_list cases carry the list's text, written next to the videos at run time.
+``run_case`` runs one with either library.
 """
 
 from __future__ import annotations
@@ -10,6 +11,9 @@ from __future__ import annotations
 import os
 import pathlib
 import shutil
+from typing import Any
+
+import numpy as np
 
 VIDEOS = pathlib.Path(__file__).resolve().parents[1] / "data" / "video"
 
@@ -83,3 +87,36 @@ def materialize(args: dict, tmp: str) -> dict:
         pathlib.Path(path).write_text("\n".join(lines) + "\n")
         args["file_list"] = path
     return args
+
+
+def run_case(fn: Any, pipeline: Any, op: str, args: dict, tmp: str, num_threads: int) -> dict:
+    """The case's outcome with ``fn`` and ``Pipeline`` of DALI or of stoker: the epoch
+    size and, per sample, its frame identities (read from the pixels), shape, layout,
+    source_info, the first pixel's values over the frames, the other outputs, and every
+    output's dtype."""
+    from stoker.readers.video_synth import frame_indices
+
+    args = materialize(args, tmp)
+    pipe = pipeline(batch_size=1, num_threads=num_threads, device_id=None, seed=1)
+    with pipe:
+        if op == "decoders.video":
+            enc = fn.readers.file(files=[str(VIDEOS / f) for f in DECODER_FILES])[0]
+            outs = fn.decoders.video(enc, **args)
+        else:
+            outs = fn.experimental.readers.video(name="R", **args)
+        outs = outs if isinstance(outs, list) else [outs]
+        pipe.set_outputs(*outs)
+    pipe.build()
+    n = len(DECODER_FILES) if op == "decoders.video" else pipe.reader_meta("R")["epoch_size"]
+    samples = []
+    for _ in range(n):
+        out = pipe.run()
+        video = np.array(out[0].at(0))
+        samples.append({"frames": frame_indices(video), "shape": list(video.shape),
+                        "layout": out[0].layout(), "source": out[0][0].source_info(),
+                        "corner": video[:, 0, 0].tolist(),
+                        "extra": [np.array(o.at(0)).tolist() for o in out[1:]],
+                        "dtypes": [str(np.array(o.at(0)).dtype) for o in out]})
+    if hasattr(pipe, "close"):  # stoker's pipelines hold threads; DALI's has no close()
+        pipe.close()
+    return {"epoch_size": n, "samples": samples}

@@ -31,8 +31,8 @@ from stoker.kernels.cpu.audio.decode import AudioDecodeError, decode, pcm16_wav
 from stoker.operators.audio.decoders import RESAMPLERS
 from stoker.operators.machinery.registry import register
 from stoker.operators.machinery.schema import REQUIRED, Arg, Example, OpSchema
+from stoker.operators.readers.args import check_reader_args, reader_args
 from stoker.operators.readers.base import IndexedReader
-from stoker.operators.readers.file import SCHEMA as FILE_SCHEMA
 from stoker.readers.files import read_file
 from stoker.readers.nemo_manifest import Manifest, read_manifests
 
@@ -141,16 +141,7 @@ def _outputs(args: dict) -> list[int]:
 def _check(args: dict) -> None:
     if not args["manifest_filepaths"]:
         raise ArgumentError(f"{_FN}: argument 'manifest_filepaths' is an empty list")
-    if not args["shard_id"] < args["num_shards"]:
-        raise ArgumentError(f"{_FN}: argument 'shard_id' must be less than num_shards="
-                            f"{args['num_shards']}, got {args['shard_id']}")
-    if args["random_shuffle"] and args["shuffle_after_epoch"]:
-        raise ArgumentError(f"{_FN}: 'random_shuffle' and 'shuffle_after_epoch' cannot both "
-                            "be True")
-    if args["stick_to_shard"] and args["shuffle_after_epoch"]:
-        raise ArgumentError(f"{_FN}: 'stick_to_shard' and 'shuffle_after_epoch' cannot both "
-                            "be True (shuffle_after_epoch already keeps each reader on its "
-                            "shard)")
+    check_reader_args(_FN, args, random_with_epoch_shuffle=False)
 
 
 class _ExampleManifest(Mapping):
@@ -190,11 +181,6 @@ class _ExampleManifest(Mapping):
         return f"{{'manifest_filepaths': [<example manifest>], **{self._extra!r}}}"
 
 
-_FILE_ARGS = {a.name: a for a in FILE_SCHEMA.args}
-_SHARED = ("random_shuffle", "initial_fill", "shuffle_after_epoch", "shuffle_after_epoch_seed",
-           "shard_id", "num_shards",
-           "stick_to_shard", "pad_last_batch", "lazy_init", "read_ahead", "dont_use_mmap",
-           "prefetch_queue_depth", "skip_cached_images", "tensor_init_bytes")
 _TYPES = [None, np.dtype(np.float32), np.dtype(np.uint8), np.dtype(np.int64)]
 
 register(OpSchema(
@@ -217,7 +203,7 @@ register(OpSchema(
           Arg("read_idxs", "bool", False, "Output each entry's index in its manifest."),
           Arg("resampler", "str", "dali", "stoker's extension: 'dali', 'soxr_hq' or "
               "'soxr_vhq' (see decoders.audio).", choices=RESAMPLERS),
-          *(_FILE_ARGS[name] for name in _SHARED)),
+          *reader_args(containers=False)),
     renamed={"normalize_text": None},
     num_outputs=lambda args: len(_outputs(args)),
     stage="source",

@@ -30,8 +30,9 @@ def reader_args(*, shuffle_after_epoch: bool = True, containers: bool = True) ->
         Arg("lazy_init", "bool", False, "Index the dataset on first use instead of at "
             "build()."),
         Arg("read_ahead", "bool", False, "Accepted for portability."),
-        Arg("dont_use_mmap", "bool", False, "Read with preadv into memory instead of "
-            "mapping the files (mapped records are zero-copy views)."),
+        Arg("dont_use_mmap", "bool", False, "Read the files with preadv into memory instead "
+            "of mapping them (mapped records are zero-copy views). The readers that map "
+            "files (tfrecord, mxnet, webdataset, numpy) use it; the others ignore it."),
         Arg("prefetch_queue_depth", "int", 1, "Accepted for portability.", range=(1, None)),
         Arg("skip_cached_images", "bool", False, "Accepted for portability."),
         Arg("tensor_init_bytes", "int", 1048576, "Accepted for portability."),

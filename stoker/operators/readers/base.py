@@ -122,6 +122,10 @@ class IndexedReader:
     # -- the source protocol -------------------------------------------------------------
     def next_batch(self, bctx: Any) -> tuple[list, list[str] | None]:
         self._prepare()
+        return self._read(self._cursor().take(self.batch_count(bctx)), bctx)
+
+    def batch_count(self, bctx: Any) -> int:
+        """How many samples this batch takes from the cursor."""
         cursor = self._cursor()
         count = bctx.batch_size
         if bctx.failures is not None:
@@ -134,7 +138,7 @@ class IndexedReader:
                 count = 0 if cursor.position == 0 else min(count, left)
             elif order.window is not None or order.pad_last_batch:
                 count = min(count, left)
-        return self._read(cursor.take(count), bctx)
+        return count
 
     def warn(self, message: str, category: type[Warning]) -> None:
         """A warning shown at the user's line that led here (build(), often), not inside

@@ -27,7 +27,7 @@ from stoker.errors import ArgumentError, SampleError
 from stoker.executor.context import FAILED
 from stoker.operators.machinery.registry import register
 from stoker.operators.machinery.schema import Arg, Example, OpSchema
-from stoker.operators.readers.file import SCHEMA as FILE_SCHEMA
+from stoker.operators.readers.args import check_reader_args, reader_args
 from stoker.operators.readers.file import FileReader
 from stoker.readers.coco import CocoIndex, CocoOptions, parse_coco
 from stoker.readers.coco_preprocessed import load_preprocessed, save_preprocessed
@@ -155,16 +155,7 @@ def _check(args: dict) -> None:
         warnings.warn(f"{_FN}: 'masks' is deprecated; use polygon_masks=True, whose polygons "
                       "count vertices instead of coordinates (DALI: 'Use `polygon_masks` "
                       "instead')", DeprecationWarning, stacklevel=4)
-    for key, rule in (("shard_id", "less than num_shards"),):
-        if not args["shard_id"] < args["num_shards"]:
-            raise ArgumentError(f"{_FN}: argument '{key}' must be {rule}={args['num_shards']}, "
-                                f"got {args['shard_id']}")
-    if args["random_shuffle"] and args["shuffle_after_epoch"]:
-        raise ArgumentError(f"{_FN}: 'random_shuffle' and 'shuffle_after_epoch' cannot both "
-                            "be True")
-    if args["stick_to_shard"] and args["shuffle_after_epoch"]:
-        raise ArgumentError(f"{_FN}: 'stick_to_shard' and 'shuffle_after_epoch' cannot both "
-                            "be True")
+    check_reader_args(_FN, args, random_with_epoch_shuffle=False)
 
 
 def _n_outputs(args: dict) -> int:
@@ -190,11 +181,6 @@ def _layouts(in_layouts: list, args: dict) -> list:
     return out + [""] * bool(args.get("image_ids"))
 
 
-# The loader arguments readers.file has (sharding, shuffling, ...), with its defaults.
-_SHARED = ("random_shuffle", "initial_fill", "shuffle_after_epoch", "shuffle_after_epoch_seed",
-           "shard_id", "num_shards", "stick_to_shard", "pad_last_batch", "lazy_init",
-           "read_ahead", "dont_use_mmap", "prefetch_queue_depth", "skip_cached_images",
-           "tensor_init_bytes")
 # A tiny annotation file listing stoker's own sources as "images" (readers don't decode).
 _EXAMPLE_ROOT = str(pathlib.Path(__file__).resolve().parents[2] / "readers")
 _EXAMPLE_JSON = str(pathlib.Path(_EXAMPLE_ROOT) / "coco_example.json")
@@ -229,7 +215,7 @@ SCHEMA = register(OpSchema(
         Arg("save_preprocessed_annotations", "bool", False, "Save the parsed annotations "
             "(DALI's format) into save_preprocessed_annotations_dir."),
         Arg("save_preprocessed_annotations_dir", "str", "", "Where to save them."),
-        *(FILE_SCHEMA.arg(name) for name in _SHARED),
+        *reader_args(containers=False),
     ),
     num_outputs=_n_outputs,
     stage="source",

@@ -32,6 +32,7 @@ from stoker.errors import ArgumentError, SampleError
 from stoker.graph.node import OpNode
 from stoker.operators.machinery.registry import register
 from stoker.operators.machinery.schema import Arg, Example, OpSchema
+from stoker.operators.readers.args import check_reader_args, reader_args
 from stoker.operators.readers.base import IndexedReader
 from stoker.readers.files import FileBatchReader
 from stoker.readers.index import (
@@ -81,23 +82,6 @@ class FileReader(IndexedReader):
         labels = index.labels[ids.index].reshape(-1, 1)
         return [data, labels], names
 
-    def batch_count(self, bctx: Any) -> int:
-        """How many samples this batch takes from the cursor (readers sharing the reader
-        contract call it too)."""
-        cursor = self._cursor()
-        count = bctx.batch_size
-        if bctx.failures is not None:
-            # on_error="skip" never tops a batch up from the next reader epoch, and where
-            # epochs are cut to whole batches (an iterator's PARTIAL window, padding), a
-            # batch that replacements shifted ends with its epoch: each epoch still holds
-            # every good sample once. The batch comes out short instead.
-            order, left = cursor.order, cursor.order.epoch_length(cursor.epoch) - cursor.position
-            if bctx.topup:
-                count = 0 if cursor.position == 0 else min(count, left)
-            elif order.window is not None or order.pad_last_batch:
-                count = min(count, left)
-        return count
-
     def _read_error(self, e: OSError) -> SampleError:
         path = e.filename or "?"
         return self.sample_error(f"cannot read file {path!r}: {e.strerror or e}", str(path))
@@ -136,16 +120,7 @@ def _check(args: dict) -> None:
     if files is not None and labels is not None and len(labels) != len(files):
         raise ArgumentError(f"{_FN}: argument 'labels' has {len(labels)} values for "
                             f"{len(files)} files; give one label per file")
-    if not args["shard_id"] < args["num_shards"]:
-        raise ArgumentError(f"{_FN}: argument 'shard_id' must be less than num_shards="
-                            f"{args['num_shards']}, got {args['shard_id']}")
-    if args["random_shuffle"] and args["shuffle_after_epoch"]:
-        raise ArgumentError(f"{_FN}: 'random_shuffle' and 'shuffle_after_epoch' cannot both "
-                            "be True")
-    if args["stick_to_shard"] and args["shuffle_after_epoch"]:
-        raise ArgumentError(f"{_FN}: 'stick_to_shard' and 'shuffle_after_epoch' cannot both "
-                            "be True (shuffle_after_epoch already keeps each reader on its "
-                            "shard)")
+    check_reader_args(_FN, args, random_with_epoch_shuffle=False)
 
 
 def _example_files() -> list[str]:
@@ -167,30 +142,7 @@ SCHEMA = register(OpSchema(
         Arg("dir_filters", "strs", None, "Glob patterns of the class folders to take under "
             "file_root."),
         Arg("case_sensitive_filter", "bool", False, "Match the filters case-sensitively."),
-        Arg("random_shuffle", "bool", False, "Deliver each epoch's shard in a random order: "
-            "an exact permutation per epoch, reproducible from 'seed'."),
-        Arg("initial_fill", "int", 1024, "Accepted for portability: DALI's shuffle buffer "
-            "size; stoker's shuffle is an exact permutation and needs no buffer.",
-            range=(1, None)),
-        Arg("shuffle_after_epoch", "bool", False, "Permute the whole dataset every epoch "
-            "(the same way on every shard) and read this shard's slice of it."),
-        Arg("shuffle_after_epoch_seed", "int", None, "Seed of shuffle_after_epoch's "
-            "permutations; shared by all shards (default: a fixed constant)."),
-        Arg("shard_id", "int", 0, "Which shard this reader reads.", range=(0, None)),
-        Arg("num_shards", "int", 1, "Number of shards the dataset is split into.",
-            range=(1, None)),
-        Arg("stick_to_shard", "bool", False, "Read the same shard every epoch instead of "
-            "moving on to the next one."),
-        Arg("pad_last_batch", "bool", False, "Repeat the shard's last sample so every shard "
-            "counts the same and no batch mixes two epochs."),
-        Arg("lazy_init", "bool", False, "List the dataset on first use instead of at "
-            "build()."),
-        Arg("read_ahead", "bool", False, "Accepted for portability."),
-        Arg("dont_use_mmap", "bool", False, "Accepted for portability: stoker always reads "
-            "into memory."),
-        Arg("prefetch_queue_depth", "int", 1, "Accepted for portability.", range=(1, None)),
-        Arg("skip_cached_images", "bool", False, "Accepted for portability."),
-        Arg("tensor_init_bytes", "int", 1048576, "Accepted for portability."),
+        *reader_args(containers=False),
     ),
     num_outputs=2,
     stage="source",

@@ -20,40 +20,16 @@ ROOT = pathlib.Path(__file__).resolve().parents[3]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "video")]
 import nvidia.dali as dali  # noqa: E402
 from nvidia.dali import Pipeline, fn  # noqa: E402
-from video_cases import CASES, DECODER_FILES, materialize  # noqa: E402
-
-from stoker.readers.video_synth import frame_indices  # noqa: E402
+from video_cases import CASES, run_case  # noqa: E402
 
 VIDEOS = ROOT / "tests" / "data" / "video"
 OUT = ROOT / "tests" / "data" / "dali_video_outputs.json"
 PIXELS = ROOT / "tests" / "data" / "dali_video_pixels.npz"
 
 
-def run_case(op: str, args: dict, tmp: str) -> dict:
-    args = materialize(args, tmp)
-    pipe = Pipeline(batch_size=1, num_threads=1, device_id=None, seed=1)
+def outcome(op: str, args: dict, tmp: str) -> dict:
     try:
-        with pipe:
-            if op == "decoders.video":
-                enc = fn.readers.file(files=[str(VIDEOS / f) for f in DECODER_FILES])[0]
-                outs = fn.decoders.video(enc, **args)
-            else:
-                outs = fn.experimental.readers.video(name="R", **args)
-            outs = outs if isinstance(outs, list) else [outs]
-            pipe.set_outputs(*outs)
-        pipe.build()
-        n = len(DECODER_FILES) if op == "decoders.video" else \
-            pipe.reader_meta("R")["epoch_size"]
-        samples = []
-        for _ in range(n):
-            out = pipe.run()
-            video = np.array(out[0][0])
-            samples.append({"frames": frame_indices(video), "shape": list(video.shape),
-                            "layout": out[0].layout(), "source": out[0][0].source_info(),
-                            "corner": video[:, 0, 0].tolist(),
-                            "extra": [np.array(o[0]).tolist() for o in out[1:]],
-                            "dtypes": [str(np.array(o[0]).dtype) for o in out]})
-        return {"epoch_size": n, "samples": samples}
+        return run_case(fn, Pipeline, op, args, tmp, num_threads=1)
     except Exception as e:  # DALI's refusal is the case's outcome
         return {"error": type(e).__name__, "message": str(e).strip().splitlines()[-1][:300]}
 
@@ -72,7 +48,7 @@ def pixels() -> dict:
 
 def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        cases = {name: {"op": op, "args": args, **run_case(op, args, tmp)}
+        cases = {name: {"op": op, "args": args, **outcome(op, args, tmp)}
                  for name, op, args in CASES}
     OUT.write_text(json.dumps({"dali_version": dali.__version__, "cases": cases}, indent=1)
                    + "\n")

@@ -8,7 +8,8 @@ Decoding: ``decode`` (``decode_header``, ``decode_png``, ``turbojpeg`` and
 rules and filters), ``resize`` (the separable passes; ``resample_loops``,
 ``transpose_loops``), ``resize_normalize`` (the last pass writes crop_mirror_normalize's
 output), ``decode_resize_loop`` (decode -> resize -> normalize in one compiled call).
-Warps: ``affine`` (``points_loop``: coord_transform's points), ``warp`` (``warp_loops``).
+Warps: ``affine`` (``points_loop``: coord_transform's points), ``warp`` (``warp_loops``;
+``sample_loops`` samples for it and for ``remap_loops``).
 Pixels: ``color``, ``lut``, ``mask``, ``noise``, ``blur``, ``distort``, ``paste``
 (``pixel_loops``: their compiled loops).
 """
