@@ -12,6 +12,7 @@ the rest through the Python driver (``decode_resize_kernel``), with the same res
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import threading
 from typing import Any
@@ -57,6 +58,8 @@ DCT_SCALING = True
 # switch it off to compare it with the Python driver.
 LANE = True
 _LANE_TYPES = (np.dtype(np.float32), np.dtype(np.float16))  # the compiled call's outputs
+
+_U8 = np.dtype(np.uint8)
 
 
 class _Lane:
@@ -164,9 +167,13 @@ class _Lane:
         k = len(datas)
         addresses, sizes = np.zeros(k, np.int64), np.zeros(k, np.int64)  # (0: handed back)
         for j, data in enumerate(datas):
-            if type(data) is np.ndarray and data.dtype == np.uint8 and data.ndim == 1 and \
+            if type(data) is np.ndarray and data.dtype is _U8 and data.ndim == 1 and \
                     data.flags.c_contiguous:
-                addresses[j], sizes[j] = data.ctypes.data, data.size
+                try:  # (0.4 us where data.ctypes.data takes 1.7, under the GIL)
+                    addresses[j] = ctypes.addressof(ctypes.c_char.from_buffer(data))
+                except (TypeError, ValueError):  # read-only or empty bytes
+                    addresses[j] = data.ctypes.data
+                sizes[j] = data.size
         outs = ctx.rows(self.out_shape, self.out_dtype)
         places = outs.ctypes.data + np.arange(k, dtype=np.int64) * (outs.nbytes // max(k, 1))
         if self.mirror_key is None:
