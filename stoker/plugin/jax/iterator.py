@@ -104,21 +104,26 @@ class DALIGenericIterator(BaseIterator):
                                                         sharding, pieces)
 
     def _shard(self, shards: list[np.ndarray]) -> jax.Array:
-        """Pipeline ``i``'s batch is rows ``i*batch ..`` of the global array; each device
-        gets the rows the sharding assigns it."""
+        """Pipeline ``i`` feeds this process's ``i``-th device of the sharding (by device
+        id, the order ``data_iterator`` builds its pipelines in); the global array holds
+        each device's batch at the rows the sharding gives that device, which must be one
+        pipeline's batch. With several processes each gives its own devices' pieces."""
         rows = shards[0].shape[0]
-        shape = (rows * len(shards), *shards[0].shape[1:])
+        devices = sorted(self._sharding.addressable_devices, key=lambda d: d.id)
+        total = rows * len(self._sharding.device_set)
+        shape = (total, *shards[0].shape[1:])
         index_map = self._sharding.addressable_devices_indices_map(shape)
         pieces = []
-        for device, index in index_map.items():
+        for shard, device in zip(shards, devices, strict=True):
+            index = index_map[device]
             start = index[0].start or 0 if index else 0
             stop = index[0].stop if index and index[0].stop is not None else shape[0]
-            if stop - start != rows or start % rows:
+            if stop - start != rows:
                 raise ArgumentError(f"DALIGenericIterator (JAX): the sharding gives device "
                                     f"{device} rows {start}..{stop} of {shape[0]}, not one "
                                     f"pipeline's batch of {rows}; shard the batch axis only, "
                                     "one device per pipeline")
-            pieces.append(jax.device_put(shards[start // rows], device))
+            pieces.append(jax.device_put(shard, device))
         return jax.make_array_from_single_device_arrays(shape, self._sharding, pieces)
 
     def __next__(self) -> dict[str, jax.Array]:
