@@ -1,0 +1,112 @@
+"""The producer's serial work per batch: what one thread does for every batch that no
+other thread can share (reading the batch's indices and paths, drawing, merging chunks,
+assembling the outputs), against the batch's time.
+
+The pipeline's producer thread also runs chunks of images like any worker; that part is
+taken out: the figure is the producer's CPU time (``time.thread_time``, so waiting for the
+GIL or for workers does not count) minus its CPU time inside operators' ``run_chunk``.
+With N threads a batch takes about ``batch x per-image time / N``; the producer keeps up
+(and stays off the critical path) while its serial time is a small part of that. Issue 27
+asks for at most 1/32 of the batch time at 16 threads: at 8,000 images/s a batch of 256
+takes 32 ms, so at most 1.0 ms.
+
+    .venv/bin/python -m stoker.cli.main make-dataset /tmp/ds2k --images 2048 --classes 16
+    .venv/bin/python benchmarks/producer_serial.py /tmp/ds2k --pipeline train --batch 256
+
+(A dataset of many batches: with one batch per epoch every batch would also pay for the
+next epoch's shuffle.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+
+
+SPENT = {"producer": 0.0, "chunks": 0.0, "batches": 0}
+_PRODUCERS: set[int] = set()
+
+
+def _instrument() -> None:
+    """Counts the producer's CPU time per batch, and its part inside run_chunk."""
+    from stoker.executor import prefetch
+    from stoker.operators.image import decode_resize
+    from stoker.operators.machinery import base
+
+    make = prefetch.Prefetcher._make
+
+    def timed_make(self, *args, **kwargs):
+        _PRODUCERS.add(threading.get_ident())
+        start = time.thread_time()
+        try:
+            return make(self, *args, **kwargs)
+        finally:
+            SPENT["producer"] += time.thread_time() - start
+            SPENT["batches"] += 1
+
+    def timing(cls):
+        run_chunk = cls.run_chunk
+
+        def timed(self, ins, argv, ctx):
+            if threading.get_ident() not in _PRODUCERS:
+                return run_chunk(self, ins, argv, ctx)
+            start = time.thread_time()
+            try:
+                return run_chunk(self, ins, argv, ctx)
+            finally:
+                SPENT["chunks"] += time.thread_time() - start
+        cls.run_chunk = timed
+
+    prefetch.Prefetcher._make = timed_make
+    timing(base.SampleOp)
+    timing(decode_resize._DecodeResizeOp)
+
+
+def measure(name: str, root: str, batch: int, threads: int, batches: int) -> tuple:
+    """(producer serial CPU seconds per batch, wall seconds per batch)."""
+    import stoker
+    from stoker.cli import pipelines
+
+    _PRODUCERS.clear()  # (a closed pipeline's thread ids are reused by the next one's)
+    pipe = pipelines.build(name, stoker, root, batch, threads)
+    for _ in range(4):
+        pipe.run()
+    SPENT.update(producer=0.0, chunks=0.0, batches=0)
+    start = time.perf_counter()
+    for _ in range(batches):
+        pipe.run()
+    wall = (time.perf_counter() - start) / batches
+    serial = (SPENT["producer"] - SPENT["chunks"]) / max(1, SPENT["batches"])
+    pipe.close()
+    return serial, wall
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("folder", help="JPEGs in class sub-folders (stoker make-dataset)")
+    ap.add_argument("--pipeline", default="train")
+    ap.add_argument("--batch", type=int, default=256)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--batches", type=int, default=12)
+    ap.add_argument("--rounds", type=int, default=3)
+    opts = ap.parse_args()
+    _instrument()
+    serial, walls = [], []
+    for _ in range(opts.rounds):
+        s, w = measure(opts.pipeline, opts.folder, opts.batch, opts.threads, opts.batches)
+        serial.append(s)
+        walls.append(w)
+    s, w = statistics.median(serial), statistics.median(walls)
+    print(f"{opts.pipeline}, batch {opts.batch}, {opts.threads} threads: producer serial CPU "
+          f"{s * 1e3:.2f} ms a batch ({s / opts.batch * 1e6:.1f} us an image; rounds "
+          f"{', '.join(f'{x * 1e3:.2f}' for x in serial)}), batch {w * 1e3:.0f} ms here")
+
+
+if __name__ == "__main__":
+    main()
