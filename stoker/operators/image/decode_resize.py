@@ -175,7 +175,10 @@ class _Lane:
                     addresses[j] = data.ctypes.data
                 sizes[j] = data.size
         outs = ctx.rows(self.out_shape, self.out_dtype)
-        places = outs.ctypes.data + np.arange(k, dtype=np.int64) * (outs.nbytes // max(k, 1))
+        places = np.arange(k, dtype=np.int64)
+        if k:
+            places *= outs.nbytes // k
+            places += ctypes.addressof(ctypes.c_char.from_buffer(outs))
         if self.mirror_key is None:
             mirrors = np.full(k, self.mirror)
         else:
