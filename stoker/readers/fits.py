@@ -6,7 +6,8 @@ multiple of 2880 bytes, then its data, padded the same way. The data of an HDU t
 ``|BITPIX| / 8 * GCOUNT * (PCOUNT + NAXIS1 * ... * NAXISn)`` bytes (none when NAXIS is
 0). An image HDU (the primary, or ``XTENSION = 'IMAGE'``) holds big-endian pixels, axis 1
 varying fastest, so numpy's shape is the NAXISn reversed (as astropy gives it). A tile-
-compressed image is a binary table with ``ZIMAGE = T`` (``fits_tiles.py``).
+compressed image is a binary table with ``ZIMAGE = T`` (``fits_tiles.py``, which also
+has ``read_hdus``, the reading of either kind).
 
 Pixel values are those DALI 2.4 gives: it reads with CFITSIO's ``fits_read_img`` in the
 image's "equivalent type", so BSCALE/BZERO are applied: BITPIX 16 with BZERO 32768 is
@@ -235,26 +236,3 @@ def read_image(f: FitsFile, hdu: Hdu) -> np.ndarray:
     if big.itemsize > 1:
         native.byteswap(inplace=True)  # the bytearray is ours: swap where it lies
     return scaled(native, bitpix, h).reshape(shape)
-
-
-def read_hdus(path: str, numbers: list[int]) -> list[np.ndarray]:
-    """The images of HDUs ``numbers`` of file ``path``, one array each."""
-    from stoker.readers.fits_tiles import read_compressed
-
-    try:
-        f = FitsFile(path)
-    except OSError as e:
-        raise FitsError(f"cannot read {path!r}: {e.strerror}") from None
-    with f:
-        out = []
-        for number in numbers:
-            hdu = f.hdu(number)
-            if hdu.is_image():
-                out.append(read_image(f, hdu))
-            elif hdu.is_compressed():
-                out.append(read_compressed(f, hdu))
-            else:
-                kind = hdu.header.get("XTENSION", "?")
-                raise f.fail(number, f"only image HDUs can be read, this one is a {kind!r} "
-                             "extension (DALI: Only IMAGE_HDUs are supported!)")
-        return out

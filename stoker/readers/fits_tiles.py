@@ -15,7 +15,7 @@ Float images are usually stored quantized: integers with a scale and zero per ti
 a tile that would not quantize keeps its floats gzipped in ``GZIP_COMPRESSED_DATA``.
 Null pixels (``ZBLANK``) come out as 0, as CFITSIO gives them to DALI (it asks for 0 as
 the null value; astropy gives NaN). BSCALE/BZERO apply after decompression as for a plain
-image (``fits.scaled``).
+image (``fits.scaled``). ``read_hdus`` reads the HDUs a sample asks for, of either kind.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import zlib
 import numpy as np
 
 from stoker.kernels.cpu.compiled import loops
-from stoker.readers.fits import FitsFile, Hdu, scaled
+from stoker.readers.fits import FitsError, FitsFile, Hdu, read_image, scaled
 
 _TFORM = re.compile(r"^\s*(\d*)([LXBIJKAEDCMPQ])([A-Z]?)")
 _WIDTH = {"L": 1, "B": 1, "I": 2, "J": 4, "K": 8, "A": 1, "E": 4, "D": 8, "C": 8, "M": 16,
@@ -92,9 +92,9 @@ def read_compressed(f: FitsFile, hdu: Hdu) -> np.ndarray:
     """A compressed image HDU's pixels: numpy's axis order, scaled, like ``read_image``."""
     try:
         return _read(f, hdu)
+    except FitsError:
+        raise
     except (KeyError, ValueError, zlib.error) as e:
-        if type(e).__name__ == "FitsError":
-            raise
         what = f"keyword {e.args[0]} missing" if isinstance(e, KeyError) else str(e)
         raise f.fail(hdu.number, f"bad compressed image: {what}") from None
 
@@ -237,3 +237,24 @@ def _dequantize(h, rows, cols, lengths, tiles, zbitpix) -> np.ndarray:
                           b is not None, 0.0, _TABLE[0], out[o:o + n])
         o += n
     return out
+
+
+def read_hdus(path: str, numbers: list[int]) -> list[np.ndarray]:
+    """The images of HDUs ``numbers`` of file ``path``, one array each."""
+    try:
+        f = FitsFile(path)
+    except OSError as e:
+        raise FitsError(f"cannot read {path!r}: {e.strerror}") from None
+    with f:
+        out = []
+        for number in numbers:
+            hdu = f.hdu(number)
+            if hdu.is_image():
+                out.append(read_image(f, hdu))
+            elif hdu.is_compressed():
+                out.append(read_compressed(f, hdu))
+            else:
+                kind = hdu.header.get("XTENSION", "?")
+                raise f.fail(number, f"only image HDUs can be read, this one is a {kind!r} "
+                             "extension (DALI: Only IMAGE_HDUs are supported!)")
+        return out
