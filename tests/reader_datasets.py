@@ -30,7 +30,15 @@ from container_writers import (
     write_tfrecord,
 )
 
-READERS = ("file", "coco", "tfrecord", "webdataset", "numpy", "mxnet", "caffe", "caffe2")
+READERS = ("file", "coco", "tfrecord", "webdataset", "numpy", "mxnet", "caffe", "caffe2",
+           "fits")
+
+
+def reader_fn(reader: str) -> Any:
+    """The fn function of reader ``reader`` (fits is DALI's experimental.readers.fits)."""
+    from stoker import fn
+
+    return fn.experimental.readers.fits if reader == "fits" else getattr(fn.readers, reader)
 
 
 def _payload(i: int) -> bytes:
@@ -141,6 +149,33 @@ def _numpy(root: str, n: int, bad: int | None) -> dict:
                 f.write(b"\x93NUMPY\x01\x00\x10\x00{broken header}\n")
         else:
             np.save(path, np.frombuffer(_payload(i), np.uint8))
+        paths.append(path)
+    return {"files": paths}
+
+
+def fits_bytes(payload: bytes) -> bytes:
+    """A FITS file: an empty primary HDU, then an image extension of ``payload`` (bytes,
+    BITPIX 8, 1-D); written by hand so that the datasets need no astropy."""
+    def header(cards: list[tuple[str, object]]) -> bytes:
+        def value(v: object) -> str:
+            return f"'{v:<8}'" if isinstance(v, str) else f"{'T' if v is True else v:>20}"
+
+        text = "".join(f"{k:<8}= {value(v)}".ljust(80) for k, v in cards) + "END".ljust(80)
+        return text.encode().ljust(-(-len(text) // 2880) * 2880, b" ")
+
+    primary = header([("SIMPLE", True), ("BITPIX", 8), ("NAXIS", 0), ("EXTEND", True)])
+    ext = header([("XTENSION", "IMAGE"), ("BITPIX", 8), ("NAXIS", 1),
+                  ("NAXIS1", len(payload)), ("PCOUNT", 0), ("GCOUNT", 1)])
+    return primary + ext + payload.ljust(-(-len(payload) // 2880) * 2880, b"\0")
+
+
+def _fits(root: str, n: int, bad: int | None) -> dict:
+    paths = []
+    for i in range(n):
+        path = os.path.join(root, f"{i:04d}.fits")
+        data = fits_bytes(_payload(i))
+        with open(path, "wb") as f:
+            f.write(data[:3000] if i == bad else data)  # bad: cut inside the extension
         paths.append(path)
     return {"files": paths}
 

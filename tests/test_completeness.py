@@ -31,10 +31,6 @@ LEFT_OUT: dict[str, str] = {
     "sequence_reader": "DALI's deprecated name of readers.sequence (see there)",
     "experimental.numba_function": "DALI's numba plugin operator: in no issue yet "
                                    "(python_function covers the use)",
-    # DALI 2.4's CPU FITS reader allocates with CUDA: without a GPU it fails, so nothing
-    # could be recorded to check a reader against.
-    "experimental.readers.fits": "issue 28, not done: no DALI reference recordable on a "
-                                 "CPU-only machine",
 }
 
 

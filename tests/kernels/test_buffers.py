@@ -189,3 +189,16 @@ def test_a_block_over_the_budget_is_kept_alone(monkeypatch):
     assert buffers.held() == 3 << 20  # the small one made room
     assert address(buffers.empty((3 << 20,), np.uint8)) == block
     buffers.release()
+
+
+def test_recycled_knows_its_own_arrays_and_their_views_only():
+    a = buffers.empty((600, 600), np.float32)
+    assert buffers.recycled(a) and buffers.recycled(a[3:, ::2])
+    assert buffers.recycled(np.ndarray((10,), np.uint8, buffer=a.reshape(-1).view(np.uint8)))
+    assert not buffers.recycled(np.empty((600, 600), np.float32))
+    assert not buffers.recycled(np.empty(10))  # small arrays come from np.empty
+    small = buffers.empty((3,), np.float32)
+    assert not buffers.recycled(small)
+    del a
+    b = buffers.empty((600, 600), np.float32)  # takes the freed block: its own entry
+    assert buffers.recycled(b)

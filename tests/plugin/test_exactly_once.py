@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from reader_datasets import READERS, make, output
+from reader_datasets import READERS, make, output, reader_fn
 
 torch = pytest.importorskip("torch")
 
@@ -61,7 +61,7 @@ def test_partial_epochs_cover_every_sample_once(tmp_path_factory, reader, n, bs,
     def make_pipe(shard):
         @pipeline_def(batch_size=bs, num_threads=1, device_id=None, seed=3)
         def pipe():
-            outs = getattr(fn.readers, reader)(name="R", shard_id=shard, num_shards=shards,
+            outs = reader_fn(reader)(name="R", shard_id=shard, num_shards=shards,
                                                pad_last_batch=pad, stick_to_shard=stick,
                                                random_shuffle=shuffle, seed=9, **extra,
                                                **kwargs)

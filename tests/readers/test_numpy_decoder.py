@@ -56,3 +56,42 @@ def test_decoders_numpy_matches_dali(name):
     for g, w in zip(got, want["samples"], strict=True):
         assert (g.dtype.name, list(g.shape)) == (w["dtype"], w["shape"])
         np.testing.assert_array_equal(g.astype(np.float64).ravel(), w["values"])
+
+
+@pytest.mark.parametrize("no_copy", [False, True])
+def test_large_arrays_are_views_of_owned_bytes_and_never_of_the_callers(no_copy):
+    """Bytes the pipeline copied (large samples: recycled memory) are decoded into views
+    of that copy; the caller's own arrays (no_copy=True) are copied. Either way the output
+    keeps its values when the caller then overwrites what it fed."""
+    import io
+
+    from stoker.kernels.cpu import buffers
+
+    rng = np.random.default_rng(0)
+    arrays = [rng.random((150, 200, 3)).astype(np.float32) for _ in range(3)]  # > MIN_BYTES
+
+    def npy(a):
+        buf = io.BytesIO()
+        np.save(buf, a)
+        return np.frombuffer(buf.getvalue(), np.uint8).copy()
+
+    fed = [npy(a) for a in arrays]
+
+    @pipeline_def(batch_size=3, num_threads=1, device_id=None)
+    def pipe():
+        x = fn.external_source(lambda: fed, no_copy=no_copy)
+        return fn.decoders.numpy(x), x
+
+    p = pipe()
+    p.build()
+    out, raw = p.run()
+    got = [np.asarray(out.at(i)) for i in range(len(out))]
+    assert all(np.array_equal(g, a) for g, a in zip(got, arrays, strict=True))
+    source = [np.asarray(raw.at(i)) for i in range(len(raw))]
+    assert all(np.shares_memory(g, b) for g, b in zip(got, source, strict=True)) == \
+        (not no_copy)
+    assert not any(np.shares_memory(g, f) for g, f in zip(got, fed, strict=True))
+    assert all(buffers.recycled(b) for b in source) == (not no_copy)
+    for f in fed:
+        f[200:] = 0
+    assert all(np.array_equal(g, a) for g, a in zip(got, arrays, strict=True))

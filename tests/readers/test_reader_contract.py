@@ -10,9 +10,9 @@ import warnings
 
 import numpy as np
 import pytest
-from reader_datasets import READERS, make, output, sample_id
+from reader_datasets import READERS, make, output, reader_fn, sample_id
 
-from stoker import Pipeline, SampleError, fn
+from stoker import Pipeline, SampleError
 
 pytest.importorskip("lmdb")
 N = 11
@@ -24,7 +24,7 @@ def _pipe(reader, kwargs, batch_size=3, **kw):
     pipe_kw.setdefault("num_threads", 1)
     pipe = Pipeline(batch_size=batch_size, device_id=None, seed=7, **pipe_kw)
     with pipe:
-        pipe.set_outputs(output(reader, getattr(fn.readers, reader)(name="R", **kwargs,
+        pipe.set_outputs(output(reader, reader_fn(reader)(name="R", **kwargs,
                                                                       **kw)))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -53,7 +53,9 @@ _blocks: OrderedDict[int, np.ndarray] = OrderedDict()  # id -> free block, oldes
 _held = 0
 # The weak references whose callback gives a block back (a weak reference that is not
 # itself referenced is never called).
-_pending: dict[int, tuple[weakref.ref, np.ndarray]] = {}
+_pending: dict[int, tuple[weakref.ref, np.ndarray, int]] = {}
+# id of each base array handed out and alive -> its weak reference (``recycled``).
+_live: dict[int, weakref.ref] = {}
 
 
 def empty(shape: tuple[int, ...], dtype: np.dtype | type) -> np.ndarray:
@@ -69,8 +71,22 @@ def empty(shape: tuple[int, ...], dtype: np.dtype | type) -> np.ndarray:
     start = -block.ctypes.data % ALIGN
     base = np.frombuffer(memoryview(block)[start:start + nbytes], np.uint8)
     ref = weakref.ref(base, _give_back)
-    _pending[id(ref)] = (ref, block)
+    _pending[id(ref)] = (ref, block, id(base))
+    _live[id(base)] = ref
     return base.view(dtype).reshape(shape)
+
+
+def recycled(array: np.ndarray) -> bool:
+    """Whether ``array`` (or what it views) came from ``empty``: memory a pipeline owns,
+    which nothing writes again while a view of it lives; an operator may then hand out
+    views of it instead of copies."""
+    base = array.base if isinstance(array, np.ndarray) else None
+    while isinstance(base, np.ndarray):  # views made with np.ndarray(buffer=...) chain up
+        ref = _live.get(id(base))
+        if ref is not None and ref() is base:
+            return True
+        base = base.base
+    return False
 
 
 def contiguous(array: np.ndarray) -> np.ndarray:
@@ -96,7 +112,9 @@ def _take(size: int) -> np.ndarray | None:
 
 def _give_back(ref: weakref.ref) -> None:
     global _held
-    _, block = _pending.pop(id(ref))
+    _, block, key = _pending.pop(id(ref))
+    if _live.get(key) is ref:  # (the callback runs before the id can be reused)
+        del _live[key]
     size = block.nbytes - ALIGN
     with _lock:
         # The oldest blocks make room; a block larger than the budget (a whole batch's

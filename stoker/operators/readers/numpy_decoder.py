@@ -6,8 +6,10 @@ With 'dtype' the arrays are converted to that type (floats to integers rounded a
 saturated). DALI 2.4 facts, measured: a batch whose arrays differ in type is refused
 unless 'dtype' is given, one whose arrays differ in dimensions always; big-endian and
 truncated files are refused; the output has no layout. Fortran-order files are decoded
-(DALI's CPU operator fails on them without a GPU). The header parsing is ``stoker/readers/npy.py``
-(shared with fn.readers.numpy).
+(DALI's CPU operator fails on them without a GPU). Bytes on memory the pipeline owns
+(``kernels/cpu/buffers.py``: an external_source's copy of large samples) are not copied
+again: C-ordered, aligned arrays are handed out as views of them. The header parsing is
+``stoker/readers/npy.py`` (shared with fn.readers.numpy).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from stoker import types
+from stoker.kernels.cpu import buffers
 from stoker.kernels.cpu.saturate import round_sat
 from stoker.operators.machinery.registry import register
 from stoker.operators.machinery.schema import Arg, Example, Input, OpSchema
@@ -68,8 +71,16 @@ def _run(ins: list, args: dict, argv: dict, n: int) -> list:
     if len(kinds) > 1:
         raise ValueError(f"the arrays of a batch must share one type (or give 'dtype'), got "
                          f"{', '.join(sorted(k.name for k in kinds))}")
+    if n and all(buffers.recycled(np.asarray(ins[0][j])) and a.flags.c_contiguous and
+                 a.flags.aligned for j, a in enumerate(out)):
+        # The bytes are memory the pipeline owns (an external_source copy, a decoded
+        # batch) that nothing rewrites while a view of it lives: the arrays are views of
+        # them, no copy (DALI copies; the values are the same).
+        return out
     if n and len({a.shape for a in out}) == 1:  # one dense batch, each array copied once
-        dense = np.empty((n, *out[0].shape), out[0].dtype)
+        # On recycled memory: a fresh batch-sized array faults its pages in, zeroed, every
+        # batch (as long as the copy itself).
+        dense = buffers.empty((n, *out[0].shape), out[0].dtype)
         for j, a in enumerate(out):
             dense[j] = a
         return dense

@@ -2,7 +2,8 @@
 examples read (the contract battery runs every reader on them).
 
 Re-run: ``python tests/data/record/reader_samples.py`` from the repository root (needs
-only numpy and lmdb). The files are a few hundred bytes each and change only when this
+numpy and lmdb, and astropy for mini.fits; ``... reader_samples.py fits`` writes only
+that one). The files are a few hundred bytes each and change only when this
 script does.
 """
 
@@ -86,7 +87,19 @@ def lmdb_dbs() -> None:
         os.remove(os.path.join(OUT, name, "lock.mdb"))
 
 
-if __name__ == "__main__":
+def fits_file() -> None:
+    from astropy.io import fits
+
+    a = np.arange(6, dtype=np.int16).reshape(2, 3)
+    fits.HDUList([fits.PrimaryHDU(), fits.ImageHDU(a), fits.ImageHDU(a.astype(np.float32) / 4),
+                  fits.CompImageHDU(a.astype(np.int32) - 2, compression_type="RICE_1")]
+                 ).writeto(os.path.join(OUT, "mini.fits"), overwrite=True)
+
+
+if __name__ == "__main__" and sys.argv[1:] == ["fits"]:
+    fits_file()
+elif __name__ == "__main__":
+    fits_file()
     tfrecord()
     webdataset()
     numpy_files()

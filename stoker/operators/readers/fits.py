@@ -1,0 +1,172 @@
+"""``fn.experimental.readers.fits``: image HDUs of FITS files, as DALI 2.4 reads them.
+
+The files come from ``file_root`` (``file_filter`` matches in the root and one level of
+sub-folders, the listing ``readers.numpy`` shares with DALI's file readers),
+``file_list`` or ``files``; ``readers/base.py`` shards, shuffles and checkpoints the list.
+Each sample gives one output per entry of ``hdu_indices`` (1 is the primary HDU; the
+default 2 is the first extension): the HDU's pixels in numpy's axis order (NAXISn
+reversed), in the type and with the BSCALE/BZERO scaling DALI's CFITSIO read gives them
+(``stoker/readers/fits.py``); tile-compressed images are decompressed
+(``stoker/readers/fits_tiles.py``). ``dtypes`` is checked as DALI checks it (one
+supported type per output) and, as in DALI, does not change the outputs' types.
+
+Where stoker differs from DALI 2.4 on purpose: its checkpoints work (DALI's fits reader
+refuses to save one); BITPIX 64 images with BZERO 2**63 are uint64 (CFITSIO overflows).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from stoker import types
+from stoker.errors import ArgumentError
+from stoker.operators.machinery.registry import register
+from stoker.operators.machinery.schema import Arg, Example, OpSchema
+from stoker.operators.readers.args import check_reader_args, reader_args
+from stoker.operators.readers.base import IndexedReader
+from stoker.readers.fits import FitsError
+from stoker.readers.fits_tiles import read_hdus
+from stoker.readers.index import PathTable
+from stoker.readers.npy import list_root, read_list
+from stoker.readers.order import SampleIds
+from stoker.readers.pool import ChunkPool
+
+_FN = "fn.experimental.readers.fits"
+# The output types DALI accepts in 'dtypes' (its message lists them).
+SUPPORTED = (types.UINT8, types.UINT16, types.UINT32, types.UINT64, types.INT8, types.INT16,
+             types.INT32, types.INT64, types.FLOAT16, types.FLOAT, types.FLOAT64)
+
+
+class FitsReader(IndexedReader):
+    def __init__(self, op: Any, pipeline: Any):
+        self._pool = ChunkPool(getattr(pipeline, "num_threads", 1) or 1, "stoker-fits")
+        super().__init__(op, pipeline)
+
+    def _build_index(self) -> PathTable:
+        a, who = self.args, self._who()
+        root = a.get("file_root")
+        if a.get("files") is not None:
+            return PathTable(root, a["files"])
+        if a.get("file_list") is not None:
+            names = read_list(a["file_list"], who)
+            return PathTable(root or os.path.dirname(a["file_list"]), names)
+        return PathTable(root, list_root(root, a["file_filter"], who))
+
+    def _read(self, ids: SampleIds, bctx: Any) -> tuple[list, list[str]]:
+        from stoker.executor.context import FAILED
+
+        paths = self.index
+        names = [paths.name(i) for i in ids.index.tolist()]
+        hdus = [int(h) for h in self.args["hdu_indices"]]
+
+        def read_all(chunk: Sequence[str]) -> list:
+            out: list = []
+            for path in chunk:
+                try:
+                    out.append(read_hdus(path, hdus))
+                except FitsError as e:
+                    out.append(e)
+            return out
+
+        got = self._pool.map(read_all, paths.joined(names))
+        outputs: list[list] = [[None] * len(names) for _ in hdus]
+        first: list[tuple[str, np.ndarray] | None] = [None] * len(hdus)
+        for row, (name, arrays) in enumerate(zip(names, got, strict=True)):
+            if isinstance(arrays, Exception):
+                if bctx.failures is None:
+                    raise self.sample_error(str(arrays), name) from arrays
+                bctx.fail(row, str(self.sample_error(str(arrays), name)))
+                for out in outputs:
+                    out[row] = FAILED
+                continue
+            for o, arr in enumerate(arrays):
+                outputs[o][row] = arr
+                ref = first[o]
+                if ref is None:
+                    first[o] = (name, arr)
+                elif arr.dtype != ref[1].dtype or arr.ndim != ref[1].ndim:
+                    # DALI's rule: per output, one type and one number of dimensions a batch.
+                    what = "data type" if arr.dtype != ref[1].dtype else "number of dimensions"
+                    raise self.sample_error(
+                        f"all samples of a batch must have the same {what} in output {o} "
+                        f"(HDU {hdus[o]}): {ref[0]!r} has {ref[1].dtype} {ref[1].shape}, "
+                        f"{name!r} has {arr.dtype} {arr.shape} (DALI: Inconsistent data)",
+                        name)
+        return outputs, names
+
+    def close(self) -> None:
+        self._pool.close()
+
+
+def _check(args: dict) -> None:
+    if args.get("files") is not None and args.get("file_list") is not None:
+        raise ArgumentError(f"{_FN}: give the files through 'files' or 'file_list', not both")
+    if all(args.get(key) is None for key in ("file_root", "files", "file_list")):
+        raise ArgumentError(f"{_FN}: give the dataset as 'file_root', 'file_list' or 'files'")
+    if args.get("files") is not None and not args["files"]:
+        raise ArgumentError(f"{_FN}: argument 'files' is an empty list")
+    hdus = args["hdu_indices"]
+    if not hdus:
+        raise ArgumentError(f"{_FN}: argument 'hdu_indices' needs at least one HDU")
+    if any(int(h) < 1 for h in hdus):
+        raise ArgumentError(f"{_FN}: argument 'hdu_indices' counts HDUs from 1 (the primary "
+                            f"HDU), got {list(hdus)}")
+    dtypes = args.get("dtypes")
+    if dtypes is not None:
+        for d in dtypes:
+            if types.DALIDataType(d) not in SUPPORTED:
+                names = ", ".join(types.DALIDataType(t).name for t in SUPPORTED)
+                raise ArgumentError(f"{_FN}: argument 'dtypes': unsupported output dtype "
+                                    f"{types.DALIDataType(d).name}; supported: {names}")
+        if len(dtypes) != len(hdus):
+            raise ArgumentError(f"{_FN}: argument 'dtypes' has {len(dtypes)} entries for "
+                                f"{len(hdus)} HDUs (hdu_indices); give one per output (DALI: "
+                                "Number of extensions does not match the number of provided "
+                                "types)")
+    check_reader_args(_FN, args, random_with_epoch_shuffle=False)
+
+
+def _sample(name: str) -> str:
+    from stoker.readers.samples import path
+
+    return path(name)
+
+
+SCHEMA = register(OpSchema(
+    name="experimental.readers.fits",
+    doc="Reads image HDUs of FITS files (plain or tile-compressed: RICE_1, GZIP_1, GZIP_2): "
+        "one output per entry of hdu_indices, each the HDU's pixels in numpy's axis order "
+        "with BSCALE/BZERO applied, as DALI's CFITSIO read gives them.",
+    args=(
+        Arg("file_root", "str", None, "Folder of FITS files (and one level of sub-folders); "
+            "with files or file_list, the folder their relative paths start from."),
+        Arg("file_filter", "str", "*.fits", "Glob pattern of the file names to take under "
+            "file_root (case-sensitive)."),
+        Arg("file_list", "str", None, "Text file with one path per line."),
+        Arg("files", "strs", None, "Paths of the files, in reading order."),
+        Arg("hdu_indices", "ints", [2], "The HDUs to read, counted from 1 (the primary "
+            "HDU); one output each. The default, 2, is the first extension."),
+        Arg("dtypes", "dtypes", None, "One type per output, checked as DALI checks it "
+            "(a supported type, one per HDU); the outputs keep the HDUs' own types, as in "
+            "DALI."),
+        *reader_args(containers=False),
+    ),
+    num_outputs=lambda args: len(args["hdu_indices"]),
+    stage="source",
+    instance=FitsReader,
+    random=False,
+    layout=lambda in_layouts, args: [""] * len(args["hdu_indices"]),
+    check=_check,
+    examples=(
+        Example(args={"files": [_sample("mini.fits")]}),
+        Example(args={"file_root": os.path.dirname(_sample("mini.fits")),
+                      "hdu_indices": [2, 3, 4], "random_shuffle": True, "seed": 3}),
+        Example(args={"files": [_sample("mini.fits")], "hdu_indices": [2],
+                      "dtypes": [types.BOOL]}, raises=ArgumentError,
+                match="unsupported output dtype"),
+    ),
+))
