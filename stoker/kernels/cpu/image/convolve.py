@@ -46,6 +46,11 @@ def _direct(img: np.ndarray, taps: np.ndarray, anchor: tuple[int, int], border: 
     kh, kw = taps.shape
     ay, ax = (0, 0) if valid else anchor
     depth = cv2.CV_32F if out_type == np.float32 else -1
+    if depth == cv2.CV_32F and img.dtype != np.float32 and kh * kw > 9:
+        # Converted first, larger kernels run in filter2D's float32 SIMD loop: 5x5 on
+        # 480x640x3 uint8, 9.7 -> 5.8 ms (the sums differ from the integer path's by float
+        # rounding, as the two paths' do)
+        img = img.astype(np.float32)
     got = cv2.filter2D(np.ascontiguousarray(img), depth, np.ascontiguousarray(taps, np.float32),
                        anchor=(ax, ay), borderType=_CV_BORDERS.get(border, cv2.BORDER_CONSTANT))
     got = got.reshape(img.shape[0], img.shape[1], -1)
