@@ -32,7 +32,9 @@ def power_spectrum_sample(ins: list, args: dict, ctx: Any, lead: int = 0) -> np.
     if nfft < 3:  # DALI 2.4's FFT refuses smaller sizes at run time (measured)
         raise ValueError(f"the FFT size must be at least 3, got {nfft} (give 'nfft' or a "
                          "longer axis)")
-    spectrum = np.fft.rfft(x, n=int(nfft), axis=axis)
+    from stoker.kernels.cpu.audio.spectrogram import rfft  # (loads numba: on first use)
+
+    spectrum = rfft(x, n=int(nfft), axis=axis)  # (float32 throughout, as DALI's)
     re, im = spectrum.real, spectrum.imag
     power = re * re + im * im  # |X|^2 without the square root np.abs would take
     if int(args["power"]) == 1:

@@ -90,12 +90,13 @@ def _power(spectrum, out, magnitude, frequency_first):  # noqa: ANN001, ANN202
                 out[t, f] = v
 
 
-def _rfft(frames: np.ndarray) -> np.ndarray:
+def rfft(x: np.ndarray, n: int | None = None, axis: int = 1) -> np.ndarray:
+    """The real FFT of float32 ``x`` along ``axis`` (``n`` points), as complex64."""
     try:
         import scipy.fft
     except ImportError:  # numpy's is slower on float32, but gives the same values
-        return np.fft.rfft(frames, axis=1).astype(np.complex64, copy=False)
-    return scipy.fft.rfft(frames, axis=1)
+        return np.fft.rfft(x, n=n, axis=axis).astype(np.complex64, copy=False)
+    return scipy.fft.rfft(x, n=n, axis=axis)
 
 
 def spectrogram(x: np.ndarray, nfft: int, window_length: int, step: int,
@@ -113,7 +114,7 @@ def spectrogram(x: np.ndarray, nfft: int, window_length: int, step: int,
         writeable=False)
     buf = np.zeros((frames, nfft), np.float32)
     np.multiply(view, window, out=buf[:, :window_length])
-    spectrum = np.ascontiguousarray(_rfft(buf), np.complex64)
+    spectrum = np.ascontiguousarray(rfft(buf), np.complex64)
     bins = nfft // 2 + 1
     out = buffers.empty((bins, frames) if layout == "ft" else (frames, bins), np.float32)
     _power(spectrum.view(np.float32).reshape(frames, bins, 2), out, power == 1,
