@@ -47,3 +47,10 @@ def test_a_failing_worker_fails_the_command(tmp_path, monkeypatch, capsys) -> No
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
     assert build_kernels(quiet=True, groups=(("no-such-pipeline",),)) != 0
     assert "no-such-pipeline" in capsys.readouterr().err
+
+
+def test_the_speech_group_runs_dalis_asr_recipe(tmp_path, monkeypatch) -> None:
+    """The "asr" group builds and runs its pipeline (or is skipped without the audio
+    extra): a broken recipe would fail the install step."""
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    assert build_kernels(quiet=True, groups=(("asr",),)) == 0
