@@ -17,8 +17,6 @@ refuses to save one); BITPIX 64 images with BZERO 2**63 are uint64 (CFITSIO over
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
@@ -27,13 +25,9 @@ from stoker.errors import ArgumentError
 from stoker.operators.machinery.registry import register
 from stoker.operators.machinery.schema import Arg, Example, OpSchema
 from stoker.operators.readers.args import check_reader_args, reader_args
-from stoker.operators.readers.base import IndexedReader
+from stoker.operators.readers.listed import ListedFilesReader, check_dataset
 from stoker.readers.fits import FitsError
 from stoker.readers.fits_tiles import read_hdus
-from stoker.readers.index import PathTable
-from stoker.readers.npy import list_root, read_list
-from stoker.readers.order import SampleIds
-from stoker.readers.pool import ChunkPool
 
 _FN = "fn.experimental.readers.fits"
 # The output types DALI accepts in 'dtypes' (its message lists them).
@@ -41,74 +35,22 @@ SUPPORTED = (types.UINT8, types.UINT16, types.UINT32, types.UINT64, types.INT8, 
              types.INT32, types.INT64, types.FLOAT16, types.FLOAT, types.FLOAT64)
 
 
-class FitsReader(IndexedReader):
-    def __init__(self, op: Any, pipeline: Any):
-        self._pool = ChunkPool(getattr(pipeline, "num_threads", 1) or 1, "stoker-fits")
-        super().__init__(op, pipeline)
+class FitsReader(ListedFilesReader):
+    POOL_NAME = "stoker-fits"
+    ERRORS = (FitsError,)
 
-    def _build_index(self) -> PathTable:
-        a, who = self.args, self._who()
-        root = a.get("file_root")
-        if a.get("files") is not None:
-            return PathTable(root, a["files"])
-        if a.get("file_list") is not None:
-            names = read_list(a["file_list"], who)
-            return PathTable(root or os.path.dirname(a["file_list"]), names)
-        return PathTable(root, list_root(root, a["file_filter"], who))
+    def read_file(self, path: str) -> list[np.ndarray]:
+        return read_hdus(path, [int(h) for h in self.args["hdu_indices"]])
 
-    def _read(self, ids: SampleIds, bctx: Any) -> tuple[list, list[str]]:
-        from stoker.executor.context import FAILED
+    def output_count(self) -> int:
+        return len(self.args["hdu_indices"])
 
-        paths = self.index
-        names = [paths.name(i) for i in ids.index.tolist()]
-        hdus = [int(h) for h in self.args["hdu_indices"]]
-
-        def read_all(chunk: Sequence[str]) -> list:
-            out: list = []
-            for path in chunk:
-                try:
-                    out.append(read_hdus(path, hdus))
-                except FitsError as e:
-                    out.append(e)
-            return out
-
-        got = self._pool.map(read_all, paths.joined(names))
-        outputs: list[list] = [[None] * len(names) for _ in hdus]
-        first: list[tuple[str, np.ndarray] | None] = [None] * len(hdus)
-        for row, (name, arrays) in enumerate(zip(names, got, strict=True)):
-            if isinstance(arrays, Exception):
-                if bctx.failures is None:
-                    raise self.sample_error(str(arrays), name) from arrays
-                bctx.fail(row, str(self.sample_error(str(arrays), name)))
-                for out in outputs:
-                    out[row] = FAILED
-                continue
-            for o, arr in enumerate(arrays):
-                outputs[o][row] = arr
-                ref = first[o]
-                if ref is None:
-                    first[o] = (name, arr)
-                elif arr.dtype != ref[1].dtype or arr.ndim != ref[1].ndim:
-                    # DALI's rule: per output, one type and one number of dimensions a batch.
-                    what = "data type" if arr.dtype != ref[1].dtype else "number of dimensions"
-                    raise self.sample_error(
-                        f"all samples of a batch must have the same {what} in output {o} "
-                        f"(HDU {hdus[o]}): {ref[0]!r} has {ref[1].dtype} {ref[1].shape}, "
-                        f"{name!r} has {arr.dtype} {arr.shape} (DALI: Inconsistent data)",
-                        name)
-        return outputs, names
-
-    def close(self) -> None:
-        self._pool.close()
+    def output_label(self, o: int) -> str:
+        return f" in output {o} (HDU {int(self.args['hdu_indices'][o])})"
 
 
 def _check(args: dict) -> None:
-    if args.get("files") is not None and args.get("file_list") is not None:
-        raise ArgumentError(f"{_FN}: give the files through 'files' or 'file_list', not both")
-    if all(args.get(key) is None for key in ("file_root", "files", "file_list")):
-        raise ArgumentError(f"{_FN}: give the dataset as 'file_root', 'file_list' or 'files'")
-    if args.get("files") is not None and not args["files"]:
-        raise ArgumentError(f"{_FN}: argument 'files' is an empty list")
+    check_dataset(_FN, args)
     hdus = args["hdu_indices"]
     if not hdus:
         raise ArgumentError(f"{_FN}: argument 'hdu_indices' needs at least one HDU")

@@ -19,7 +19,6 @@ them), 0-d arrays too (DALI fails to map them).
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -29,11 +28,8 @@ from stoker.kernels.cpu.tensor import window as k
 from stoker.operators.machinery.registry import call_op, register
 from stoker.operators.machinery.schema import Arg, Example, Input, OpSchema
 from stoker.operators.readers.args import check_reader_args, reader_args
-from stoker.operators.readers.base import IndexedReader
-from stoker.readers.index import PathTable
-from stoker.readers.npy import NpyError, list_root, read, read_list
-from stoker.readers.order import SampleIds
-from stoker.readers.pool import ChunkPool
+from stoker.operators.readers.listed import ListedFilesReader, check_dataset
+from stoker.readers.npy import NpyError, read
 
 _FN = "fn.readers.numpy"
 _STARTS = ("roi_start", "rel_roi_start")
@@ -42,62 +38,12 @@ ROI_ARGS = (*_STARTS, *_ENDS)
 POLICIES = ("error", "pad", "trim_to_shape")
 
 
-class NumpyReader(IndexedReader):
-    def __init__(self, op: Any, pipeline: Any):
-        self._pool = ChunkPool(getattr(pipeline, "num_threads", 1) or 1, "stoker-npy")
-        super().__init__(op, pipeline)
+class NumpyReader(ListedFilesReader):
+    POOL_NAME = "stoker-npy"
+    ERRORS = (OSError, NpyError)
 
-    def _build_index(self) -> PathTable:
-        a, who = self.args, self._who()
-        root = a.get("file_root")
-        if a.get("files") is not None:
-            return PathTable(root, a["files"])
-        if a.get("file_list") is not None:
-            names = read_list(a["file_list"], who)
-            return PathTable(root or os.path.dirname(a["file_list"]), names)
-        return PathTable(root, list_root(root, a["file_filter"], who))
-
-    def _read(self, ids: SampleIds, bctx: Any) -> tuple[list, list[str]]:
-        from stoker.executor.context import FAILED
-
-        paths = self.index
-        names = [paths.name(i) for i in ids.index.tolist()]
-        use_mmap = not self.args["dont_use_mmap"]
-
-        def read_all(chunk: Sequence[str]) -> list:
-            out: list = []
-            for path in chunk:
-                try:
-                    out.append(read(path, use_mmap)[0])
-                except (OSError, NpyError) as e:
-                    out.append(e)
-            return out
-
-        out = self._pool.map(read_all, paths.joined(names))
-        first: tuple[str, np.ndarray] | None = None
-        for row, (name, arr) in enumerate(zip(names, out, strict=True)):
-            if isinstance(arr, Exception):
-                e = arr
-                why = (f"cannot read {e.filename or name!r}: {e.strerror or e}"
-                       if isinstance(e, OSError) else str(e))
-                if bctx.failures is None:
-                    raise self.sample_error(why, name) from e
-                bctx.fail(row, str(self.sample_error(why, name)))
-                out[row] = FAILED
-                continue
-            if first is None:
-                first = (name, arr)
-            elif arr.dtype != first[1].dtype or arr.ndim != first[1].ndim:
-                # DALI's rule: one type and one number of dimensions per batch.
-                what = "data type" if arr.dtype != first[1].dtype else "number of dimensions"
-                raise self.sample_error(
-                    f"all samples of a batch must have the same {what}: {first[0]!r} has "
-                    f"{first[1].dtype} {first[1].shape}, {name!r} has {arr.dtype} "
-                    f"{arr.shape} (DALI: Inconsistent data)", name)
-        return [out], names
-
-    def close(self) -> None:
-        self._pool.close()
+    def read_file(self, path: str) -> list[np.ndarray]:
+        return [read(path, not self.args["dont_use_mmap"])[0]]
 
 
 def _roi_call(out: Any) -> Any:
@@ -158,12 +104,7 @@ def _check_roi(args: dict) -> None:
 
 
 def _check(args: dict) -> None:
-    if args.get("files") is not None and args.get("file_list") is not None:
-        raise ArgumentError(f"{_FN}: give the files through 'files' or 'file_list', not both")
-    if all(args.get(key) is None for key in ("file_root", "files", "file_list")):
-        raise ArgumentError(f"{_FN}: give the dataset as 'file_root', 'file_list' or 'files'")
-    if args.get("files") is not None and not args["files"]:
-        raise ArgumentError(f"{_FN}: argument 'files' is an empty list")
+    check_dataset(_FN, args)
     _check_roi(args)
     check_reader_args(_FN, args, random_with_epoch_shuffle=False)
 
