@@ -62,6 +62,15 @@ _LANE_TYPES = (np.dtype(np.float32), np.dtype(np.float16))  # the compiled call'
 _U8 = np.dtype(np.uint8)
 
 
+def _address(array: np.ndarray) -> int:
+    """Where a C-contiguous array's data starts: 0.4 us through ctypes.addressof, where
+    ``array.ctypes.data`` takes 1.7-7 us, under the GIL, on every image of a chunk."""
+    try:
+        return ctypes.addressof(ctypes.c_char.from_buffer(array))
+    except (TypeError, ValueError):  # read-only or empty
+        return array.ctypes.data
+
+
 class _Lane:
     """``decode_resize_loop.decode_resize_chunk`` for one operator: the train and val
     chains (decoders.image or image_random_crop -> resize to a fixed size or with
@@ -169,16 +178,12 @@ class _Lane:
         for j, data in enumerate(datas):
             if type(data) is np.ndarray and data.dtype is _U8 and data.ndim == 1 and \
                     data.flags.c_contiguous:
-                try:  # (0.4 us where data.ctypes.data takes 1.7, under the GIL)
-                    addresses[j] = ctypes.addressof(ctypes.c_char.from_buffer(data))
-                except (TypeError, ValueError):  # read-only or empty bytes
-                    addresses[j] = data.ctypes.data
-                sizes[j] = data.size
+                addresses[j], sizes[j] = _address(data), data.size
         outs = ctx.rows(self.out_shape, self.out_dtype)
         places = np.arange(k, dtype=np.int64)
         if k:
             places *= outs.nbytes // k
-            places += ctypes.addressof(ctypes.c_char.from_buffer(outs))
+            places += _address(outs)
         if self.mirror_key is None:
             mirrors = np.full(k, self.mirror)
         else:
