@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from stoker.kernels.cpu import buffers
 from stoker.operators.machinery.registry import register
 from stoker.operators.machinery.schema import Arg, Example, Input, OpSchema
 from stoker.readers.video_index import VideoError, scan
@@ -113,7 +114,7 @@ def video_kernel(ins: list, args: dict, ctx: Any) -> np.ndarray:
 
     who = ctx.describe() if hasattr(ctx, "describe") else "sample"
     r = _request(ins[0], args, who)
-    out = np.empty((len(r.frames), r.index.height, r.index.width, 3), np.uint8)
+    out = buffers.empty((len(r.frames), r.index.height, r.index.width, 3), np.uint8)
     dec = Decoder(r.source, r.index)
     try:
         decode_into(dec, r.frames, r.fill, False, out)

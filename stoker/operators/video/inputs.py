@@ -19,6 +19,7 @@ import numpy as np
 
 from stoker.errors import ArgumentError, PipelineError
 from stoker.graph.node import OpNode
+from stoker.kernels.cpu import buffers
 from stoker.operators.machinery.registry import call_op, register
 from stoker.operators.machinery.schema import REQUIRED, Arg, Example, OpSchema
 from stoker.readers.video_index import scan
@@ -69,7 +70,7 @@ class VideoInput:
             frames = start + np.arange(length, dtype=np.int64)
             real = frames[frames < index.n_frames]
             rows = frames if pad else real
-            clip = np.empty((len(rows), index.height, index.width, 3), np.uint8)
+            clip = buffers.empty((len(rows), index.height, index.width, 3), np.uint8)
             decode_into(dec, np.where(rows < index.n_frames, rows, -1), None, False, clip)
             out.append(clip)
             start += length

@@ -19,6 +19,7 @@ import numpy as np
 
 from stoker.errors import ArgumentError, SampleError
 from stoker.graph.node import OpNode
+from stoker.kernels.cpu import buffers
 from stoker.operators.readers.base import IndexedReader
 from stoker.readers.video_dataset import VideoDataset, entries_from_args
 from stoker.readers.video_index import VideoError
@@ -74,7 +75,7 @@ class VideoReader(IndexedReader):
         dense = None
         if len(shapes) == 1:
             h, w = shapes.pop()
-            dense = np.empty((n, length, h, w, 3), np.uint8)
+            dense = buffers.empty((n, length, h, w, 3), np.uint8)
         fill = self.fill_value()
         ycbcr = self.ycbcr()
         out: list[Any] = [None] * n
@@ -85,7 +86,7 @@ class VideoReader(IndexedReader):
                 e, frames = windows[row]
                 index = data.indexes[e]
                 target = dense[row] if dense is not None else \
-                    np.empty((length, index.height, index.width, 3), np.uint8)
+                    buffers.empty((length, index.height, index.width, 3), np.uint8)
                 try:
                     decode_into(thread_decoder(index), frames, fill, ycbcr, target)
                     out[row] = target
