@@ -8,6 +8,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from stoker.cli.build_kernels import build_kernels
 
 # Counts the functions numba compiles (a cache hit loads without calling the compiler),
@@ -54,3 +56,12 @@ def test_the_speech_group_runs_dalis_asr_recipe(tmp_path, monkeypatch) -> None:
     extra): a broken recipe would fail the install step."""
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
     assert build_kernels(quiet=True, groups=(("asr",),)) == 0
+
+
+def test_the_video_group_compiles_the_rgb_loop(tmp_path, monkeypatch) -> None:
+    """The "video" group runs the video reader on generated clips, which compiles the RGB
+    conversion loop into the cache (or is skipped without the video extra)."""
+    pytest.importorskip("av")
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    assert build_kernels(quiet=True, groups=(("video",),)) == 0
+    assert any("yuv_loop" in p.name and p.suffix == ".nbc" for p in tmp_path.rglob("*"))
