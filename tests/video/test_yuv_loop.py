@@ -105,12 +105,36 @@ def test_decoder_output_equals_swscale(name, siting, monkeypatch):
     assert np.array_equal(fast, read())
 
 
+def test_in_memory_videos_settle_their_own_siting(monkeypatch):
+    """decoders.video's decoders share a label, not a file: an H.264 sample (chroma on
+    even columns) after a VP9 one (centred) still gets swscale's bytes."""
+    from stoker import Pipeline, fn
+
+    files = [str(VIDEOS / n) for n in ("vp9_vfr.webm", "h264_bframes.mp4", "vp8_cfr.webm")]
+
+    def decoded() -> list[np.ndarray]:
+        pipe = Pipeline(batch_size=3, num_threads=1, device_id=None)
+        with pipe:
+            pipe.set_outputs(fn.decoders.video(fn.readers.file(files=files)[0]))
+        out = pipe.run()[0]
+        pipe.close()
+        return [np.array(out.at(i)) for i in range(3)]
+
+    monkeypatch.setattr(decode, "_sitings", {})
+    fast = decoded()
+    assert decode._sitings == {}
+    monkeypatch.setattr(decode, "_fast_rgb", lambda *a: False)
+    for got, want in zip(fast, decoded(), strict=True):
+        assert np.array_equal(got, want)
+
+
 def test_flat_chroma_settles_nothing(monkeypatch):
     """Frames whose chroma is flat convert alike at every siting: swscale's, until a
     frame tells them apart or the probes run out (then swscale for the file)."""
     monkeypatch.setattr(decode, "_sitings", {})
     dec = decode.Decoder.__new__(decode.Decoder)
     dec.path, dec.probes, dec.convert = "flat.webm", 0, decode._conversion(av)
+    dec.siting, dec.shared = (), True
     y = np.random.default_rng(0).integers(0, 256, (32, 32), dtype=np.uint8)
     flat = np.full((16, 16), 100, np.uint8)
     target = np.zeros((32, 32, 3), np.uint8)

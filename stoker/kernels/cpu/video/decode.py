@@ -44,7 +44,8 @@ MAX_BACKOFFS = 8
 SITINGS = ((-1, -1), (0, -1), (-1, 0), (0, 0))
 # Frames of a file compared with swscale before it is left to swscale.
 SITING_PROBES = 30
-# path -> the siting that gives swscale's bytes for that file (None: none does).
+# path -> the siting that gives swscale's bytes for that file (None: none does). Decoders
+# of in-memory videos (decoders.video, inputs.video) settle their own.
 _sitings: dict[str, tuple[int, int] | None] = {}
 
 
@@ -119,7 +120,11 @@ class Decoder:
         self._frames = self._decode()
         self.decoded = 0
         self.seeks = 0
-        self.probes = 0  # frames compared with swscale (_converted)
+        # The chroma siting that gives swscale's bytes (_converted): () not settled yet,
+        # None none does; shared between the decoders of a file on disk, by its path.
+        self.siting: tuple = ()
+        self.shared = isinstance(source, str)
+        self.probes = 0  # frames compared with swscale
 
     def _open(self) -> Any:
         if not self.hwaccel:
@@ -297,12 +302,15 @@ class Decoder:
         swscale places the chroma samples where the stream says they are (FFmpeg's
         chroma location, which PyAV does not show): the first frames of each file that
         tell the sitings apart go through swscale and every siting, and the one that
-        matches swscale byte for byte serves the rest of the file. No match, or no
-        telling frame among the first ``SITING_PROBES``: swscale for the file."""
+        matches swscale byte for byte serves the rest of the file (and the file's other
+        decoders). No match, or no telling frame among the first ``SITING_PROBES``:
+        swscale for the file."""
         h, w = target.shape[:2]
         if not (_fast_rgb(frame, w, h) and target.flags.c_contiguous):
             return False
-        siting = _sitings.get(self.path, ())
+        siting = self.siting
+        if siting == () and self.shared:
+            siting = self.siting = _sitings.get(self.path, ())
         if siting is None:
             return False
         to_rgb = loops("video.yuv_loop").to_rgb
@@ -320,7 +328,9 @@ class Decoder:
         self.probes += 1
         if len(matches) != 1 and self.probes < SITING_PROBES and matches:
             return True  # nothing told apart (flat chroma): the next frame
-        _sitings[self.path] = matches[0] if len(matches) == 1 else None
+        self.siting = matches[0] if len(matches) == 1 else None
+        if self.shared:
+            _sitings[self.path] = self.siting
         return True
 
 
