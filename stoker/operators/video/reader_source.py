@@ -94,7 +94,7 @@ class VideoReader(IndexedReader):
                     drop_thread_decoder(index)
                     errors[row] = err
 
-        runs = plan_runs(windows, self.threads)
+        runs = plan_runs(windows, self.threads, lambda e: data.indexes[e].seek_frame)
         if self.pool is not None and len(runs) > 1:
             self.pool.map(lambda k: run(runs[k]), len(runs))
         else:
@@ -145,9 +145,13 @@ class VideoReader(IndexedReader):
         return outs
 
 
-def plan_runs(windows: list, threads: int) -> list[list[int]]:
+def plan_runs(windows: list, threads: int, seek_frame: Any = None) -> list[list[int]]:
     """Rows of the batch in runs: sorted by (file, first frame), cut where the file
-    changes, and long runs cut so every thread gets work."""
+    changes, and long runs cut so every thread gets work. With ``seek_frame`` (file ->
+    its index's ``seek_frame``), the longest runs first: a run costs about the frames
+    from the key frame before its first frame to its last, and the threads take runs in
+    order, so the batch ends on short runs instead of one thread decoding a long one
+    while the others wait."""
     order = sorted(range(len(windows)), key=lambda r: (windows[r][0], _first(windows[r][1])))
     runs: list[list[int]] = []
     for row in order:
@@ -159,6 +163,13 @@ def plan_runs(windows: list, threads: int) -> list[list[int]]:
     cut: list[list[int]] = []
     for r in runs:
         cut.extend(r[i:i + most] for i in range(0, len(r), most))
+    if seek_frame is not None:
+        def cost(run: list[int]) -> int:
+            e = windows[run[0]][0]
+            last = max(int(np.max(windows[r][1], initial=0)) for r in run)
+            return last - seek_frame(e)(_first(windows[run[0]][1]))
+
+        cut.sort(key=cost, reverse=True)
     return cut
 
 
