@@ -15,6 +15,7 @@ in which that thread (one of the pipeline's ``num_threads`` workers) decoded not
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -79,13 +80,13 @@ class FileBatchReader:
         n = len(paths)
         pending, self._ahead = self._ahead, None
         if pending is not None and pending[0] == paths:
-            out = [a for f in pending[1] for a in f.result()]
+            out = _joined(pending[1])
         elif not self.uses_pool(n):
             out = [read_file(p) for p in paths]
         else:
-            out = [a for f in self._submit(paths, self.threads) for a in f.result()]
+            out = _joined(self._submit(paths, self.threads))
         self._files += n
-        self._bytes += sum(a.nbytes for a in out)
+        self._bytes += sum(map(len, out))  # (1-D uint8 arrays: len is the byte count)
         if ahead and self.uses_pool(len(ahead)):
             # One task: it has a whole batch's decoding to finish in, and one thread
             # contends less with the decoding ones than several.
@@ -107,6 +108,13 @@ class FileBatchReader:
         if self._pool is not None:
             self._pool.shutdown(wait=True)
             self._pool = None
+
+
+def _joined(futures: list[Future]) -> list[np.ndarray]:
+    """The arrays the futures read, in order."""
+    if len(futures) == 1:
+        return futures[0].result()
+    return list(itertools.chain.from_iterable(f.result() for f in futures))
 
 
 def _read_all(paths: Sequence[str]) -> list[np.ndarray]:

@@ -52,6 +52,7 @@ class PathTable:
         self.root = root or None
         self._names = list(names) if names is not None else None
         self._blob, self._starts, self._ends = blob, starts, ends
+        self._absolute: bool | None = None  # whether a name is an absolute path
 
     def __len__(self) -> int:
         return len(self._names) if self._names is not None else len(self._starts)
@@ -61,6 +62,27 @@ class PathTable:
         if self._names is not None:
             return self._names[i]
         return self._blob[self._starts[i]:self._ends[i]].decode("utf-8", "surrogateescape")
+
+    def names(self, ids: list[int]) -> list[str]:
+        """``[name(i) for i in ids]`` without a Python call per path (a batch's names are
+        the producer thread's serial work)."""
+        if self._names is not None:
+            return list(map(self._names.__getitem__, ids))
+        blob = self._blob
+        return [blob[a:b].decode("utf-8", "surrogateescape")
+                for a, b in zip(self._starts[ids].tolist(), self._ends[ids].tolist(),
+                                strict=True)]
+
+    def _any_absolute(self) -> bool:
+        """Whether any name is an absolute path (looked at once)."""
+        if self._absolute is None:
+            if self._names is not None:
+                self._absolute = any(n.startswith("/") for n in self._names)
+            else:
+                first = np.frombuffer(self._blob, np.uint8)[self._starts[self._ends >
+                                                                        self._starts]]
+                self._absolute = bool((first == ord("/")).any())
+        return self._absolute
 
     def full(self, i: int) -> str:
         """The path to open: joined to the root unless absolute."""
@@ -73,6 +95,8 @@ class PathTable:
         root = self.root
         if os.sep == "/" and os.altsep is None:  # POSIX: os.path.join's result, 5x faster
             prefix = root if root.endswith("/") else root + "/"
+            if not self._any_absolute():
+                return list(map(prefix.__add__, names))
             return [name if name.startswith("/") else prefix + name for name in names]
         join = os.path.join
         return [join(root, name) for name in names]

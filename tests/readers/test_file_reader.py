@@ -368,3 +368,26 @@ def test_the_next_batch_is_read_ahead_and_taken_only_if_asked_for(tmp_path, monk
     check(reader.read(paths[:8]), paths[:8])  # not what was read ahead: read now
     assert sorted(reads) == sorted(paths[:8])
     reader.close()
+
+
+@pytest.mark.parametrize("blob", [False, True])
+@pytest.mark.parametrize("root", ["/data/set", "/data/set/", "rel", None])
+def test_path_table_batches_equal_path_by_path(blob, root):
+    """The bulk names and joins (the producer's per-batch path work) give os.path.join's
+    paths, absolute names left as they are, in both of PathTable's storages."""
+    from stoker.readers.index import PathTable
+
+    names = ["a/1.jpg", "/abs/2.jpg", "b/ünï 3.jpg", "c//4.jpg", "5.jpg"]
+    for chosen in (names, [n for n in names if not n.startswith("/")]):
+        if blob:
+            data = "".join(chosen).encode()
+            lengths = np.array([len(n.encode()) for n in chosen])
+            ends = np.cumsum(lengths)
+            table = PathTable(root, blob=data, starts=ends - lengths, ends=ends)
+        else:
+            table = PathTable(root, chosen)
+        ids = [3, 0, len(chosen) - 1, 1, 0]
+        got = table.names(ids)
+        assert got == [table.name(i) for i in ids] == [chosen[i] for i in ids]
+        want = [os.path.join(root, chosen[i]) if root else chosen[i] for i in ids]
+        assert table.joined(got) == want

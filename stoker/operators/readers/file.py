@@ -52,6 +52,8 @@ class FileReader(IndexedReader):
 
     def __init__(self, op: OpNode, pipeline: Any):
         self._reader = FileBatchReader(getattr(pipeline, "num_threads", 1) or 1)
+        # The next batch's (rows, names, paths), as read ahead.
+        self._peeked: tuple[list[int], list[str], list[str]] | None = None
         super().__init__(op, pipeline)
 
     def _build_index(self) -> SampleIndex:
@@ -66,13 +68,20 @@ class FileReader(IndexedReader):
     def _read(self, ids: SampleIds, bctx: Any) -> tuple[list, list[str]]:
         index, count = self.index, len(ids)
         paths = index.paths
-        names = [paths.name(i) for i in ids.index.tolist()]
-        joined = paths.joined(names)
+        rows = ids.index.tolist()
+        peeked, self._peeked = self._peeked, None
+        if peeked is not None and peeked[0] == rows:  # (named when it was read ahead)
+            names, joined = peeked[1], peeked[2]
+        else:
+            names = paths.names(rows)
+            joined = paths.joined(names)
         ahead: list[str] = []
         if bctx.failures is None and self._reader.uses_pool(count):
             # The next batch's files, read while this one is decoded.
             peek = self._cursor().peek(count).index.tolist()
-            ahead = paths.joined([paths.name(i) for i in peek])
+            peek_names = paths.names(peek)
+            ahead = paths.joined(peek_names)
+            self._peeked = (peek, peek_names, ahead)
         try:
             data = self._reader.read(joined, ahead)
         except OSError as e:

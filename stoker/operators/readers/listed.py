@@ -66,7 +66,7 @@ class ListedFilesReader(IndexedReader):
         from stoker.executor.context import FAILED
 
         paths = self.index
-        names = [paths.name(i) for i in ids.index.tolist()]
+        names = paths.names(ids.index.tolist())
 
         def read_all(chunk: Sequence[str]) -> list:
             out: list = []
