@@ -140,8 +140,9 @@ class ChunkContext:
         then join into the batch without a copy: ``merge``), else an array of its own."""
         if self.total is None:
             return buffers.empty((self.n, *shape), dtype)
-        dtype = np.dtype(dtype)
-        key = (id(self.owner), self.total, tuple(shape), dtype.str)
+        if type(shape) is not tuple:
+            shape = tuple(shape)
+        key = (id(self.owner), self.total, shape, dtype)
         return self.batch.block(key, self.total, shape, dtype)[self.lo:self.hi]
 
     @property

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import operator
 import threading
 from typing import Any
 
@@ -69,6 +70,30 @@ def _address(array: np.ndarray) -> int:
         return ctypes.addressof(ctypes.c_char.from_buffer(array))
     except (TypeError, ValueError):  # read-only or empty
         return array.ctypes.data
+
+
+_dtype_of, _ndim_of = operator.attrgetter("dtype"), operator.attrgetter("ndim")
+
+
+def _located(datas: list, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """(addresses, sizes) of a chunk's encoded images; 0 for one that is not a writable,
+    non-empty, C-contiguous 1-D uint8 array (the call hands it back). The usual chunk
+    (the reader's arrays) goes through C-level maps: about 0.3 us an image under the GIL,
+    against 2.7 us for a Python loop over them."""
+    if set(map(type, datas)) == {np.ndarray} and set(map(_dtype_of, datas)) == {_U8} and \
+            set(map(_ndim_of, datas)) == {1}:
+        try:  # (from_buffer refuses read-only, strided and empty arrays: the loop below)
+            return (np.fromiter(map(ctypes.addressof, map(ctypes.c_char.from_buffer, datas)),
+                                np.int64, k),
+                    np.fromiter(map(len, datas), np.int64, k))
+        except (TypeError, ValueError, BufferError):
+            pass
+    addresses, sizes = np.zeros(k, np.int64), np.zeros(k, np.int64)
+    for j, data in enumerate(datas):
+        if type(data) is np.ndarray and data.dtype is _U8 and data.ndim == 1 and \
+                data.flags.c_contiguous:
+            addresses[j], sizes[j] = _address(data), data.size
+    return addresses, sizes
 
 
 class _Lane:
@@ -174,16 +199,10 @@ class _Lane:
         the call hands back (their rows unwritten: the driver makes them, raising the
         errors and passing on on_error="skip"'s stand-ins)."""
         k = len(datas)
-        addresses, sizes = np.zeros(k, np.int64), np.zeros(k, np.int64)  # (0: handed back)
-        for j, data in enumerate(datas):
-            if type(data) is np.ndarray and data.dtype is _U8 and data.ndim == 1 and \
-                    data.flags.c_contiguous:
-                addresses[j], sizes[j] = _address(data), data.size
+        addresses, sizes = _located(datas, k)
         outs = ctx.rows(self.out_shape, self.out_dtype)
-        places = np.arange(k, dtype=np.int64)
-        if k:
-            places *= outs.nbytes // k
-            places += _address(outs)
+        out0 = _address(outs) if k else 0
+        out_step = outs.nbytes // k if k else 0
         if self.mirror_key is None:
             mirrors = np.full(k, self.mirror)
         else:
@@ -203,14 +222,15 @@ class _Lane:
             u8, f32 = np.empty(0, np.uint8), np.empty(0, np.float32)
             self.scratch.stage = np.empty(self.stage_size, np.float32)
         seed, first = window_stream(ctx.seed, ctx.batch.first_index + ctx.lo)
-        start = 0
+        start = failed = 0
         while True:
-            start, need_u8, need_f32 = self.call(
-                addresses, sizes, places, start, self.fns, self.ints, self.floats,
+            start, need_u8, need_f32, more = self.call(
+                addresses, sizes, out0, out_step, start, self.fns, self.ints, self.floats,
                 *self.tables, seed, first, mirrors, norm.mean, norm.inv_std, status, u8, f32,
                 self.scratch.stage)
+            failed += more
             if start == k:
-                return outs, np.flatnonzero(status).tolist()
+                return outs, np.flatnonzero(status).tolist() if failed else []
             u8 = u8 if need_u8 <= u8.size else np.empty(need_u8 * 5 // 4, np.uint8)
             f32 = f32 if need_f32 <= f32.size else np.empty(need_f32 * 5 // 4, np.float32)
             self.scratch.arrays = u8, f32

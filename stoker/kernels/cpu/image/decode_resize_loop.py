@@ -131,30 +131,34 @@ HALF = _half_native()
 
 
 @njit(nogil=True, cache=True)
-def decode_resize_chunk(addresses, sizes, outs, start, fns, ints, floats, min_table, mag_table,
-                        seed, first, mirrors, mean, inv_std, status, u8, f32,
-                        stage):  # pragma: no cover - compiled
+def decode_resize_chunk(addresses, sizes, out0, out_step, start, fns, ints, floats,
+                        min_table, mag_table, seed, first, mirrors, mean, inv_std, status,
+                        u8, f32, stage):  # pragma: no cover - compiled
     """``decode_resize_chw`` for samples ``start``, ``start + 1``, ... of a chunk, in one
     call: sample j's bytes are ``sizes[j]`` at ``addresses[j]`` (size 0 is handed back),
-    its output at ``outs[j]`` (the caller keeps both alive; (C, h, w) float32, else
-    written from ``stage``, float32 of C * h * w, as I_HALF and I_HWC say), its window
-    stream index ``first + j``, its status ``status[j]``. Returns (j, u8 size, f32 size)
-    when sample j needs larger scratch (call again from j with it), else (number of
-    samples, 0, 0)."""
+    its output at ``out0 + j * out_step`` (the caller keeps both alive; (C, h, w) float32,
+    else written from ``stage``, float32 of C * h * w, as I_HALF and I_HWC say), its
+    window stream index ``first + j``, its status ``status[j]``. Returns (j, u8 size, f32
+    size, samples not done) when sample j needs larger scratch (call again from j with
+    it), else (number of samples, 0, 0, samples not done), counting from ``start``."""
     shape = (3, ints[I_CROP_H], ints[I_CROP_W])
     staged = ints[I_HALF] != 0 or ints[I_HWC] != 0
+    failed = 0
     for j in range(start, addresses.size):
         data = carray(_bytes_at(addresses[j]), sizes[j])
-        out = stage.reshape(shape) if staged else carray(_floats_at(outs[j]), shape)
+        place = out0 + j * out_step
+        out = stage.reshape(shape) if staged else carray(_floats_at(place), shape)
         st, need_u8, need_f32 = decode_resize_chw(
             data, fns, ints, floats, min_table, mag_table, seed, first + np.uint64(j),
             mirrors[j], mean, inv_std, out, u8, f32)
         status[j] = st
         if st == SMALL:
-            return j, need_u8, need_f32
-        if st == DONE and staged:
-            _store(out, outs[j], ints[I_HALF] != 0, ints[I_HWC] != 0)
-    return addresses.size, 0, 0
+            return j, need_u8, need_f32, failed
+        if st != DONE:
+            failed += 1
+        elif staged:
+            _store(out, place, ints[I_HALF] != 0, ints[I_HWC] != 0)
+    return addresses.size, 0, 0, failed
 
 
 @njit(nogil=True, cache=True)
