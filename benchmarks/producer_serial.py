@@ -1,14 +1,16 @@
 """The producer's serial work per batch: what one thread does for every batch that no
-other thread can share (reading the batch's indices and paths, drawing, merging chunks,
-assembling the outputs), against the batch's time.
+other thread can share (reading the batch's indices and paths, drawing, cutting the batch
+into chunks, merging them, assembling the outputs), against the batch's time.
 
 The pipeline's producer thread also runs chunks of images like any worker; that part is
 taken out: the figure is the producer's CPU time (``time.thread_time``, so waiting for the
-GIL or for workers does not count) minus its CPU time inside operators' ``run_chunk``.
-With N threads a batch takes about ``batch x per-image time / N``; the producer keeps up
-(and stays off the critical path) while its serial time is a small part of that. Issue 27
-asks for at most 1/32 of the batch time at 16 threads: at 8,000 images/s a batch of 256
-takes 32 ms, so at most 1.0 ms.
+GIL or for workers does not count) minus its CPU time in chunk tasks (the executor's
+per-chunk bookkeeping and the operators' ``run_chunk``: work every thread does for its
+own chunks, whose Python share ``thread_scaling.py --gil-share`` counts). The producer's
+part of that bookkeeping alone is printed beside it. With N threads a batch takes about
+``batch x per-image time / N``; the producer keeps up (and stays off the critical path)
+while its serial time is a small part of that. Issue 27 asks for at most 1/32 of the batch
+time at 16 threads: at 8,000 images/s a batch of 256 takes 32 ms, so at most 1.0 ms.
 
     .venv/bin/python -m stoker.cli.main make-dataset /tmp/ds2k --images 2048 --classes 16
     .venv/bin/python benchmarks/producer_serial.py /tmp/ds2k --pipeline train --batch 256
@@ -29,13 +31,14 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 
-SPENT = {"producer": 0.0, "chunks": 0.0, "batches": 0}
+SPENT = {"producer": 0.0, "tasks": 0.0, "ops": 0.0, "batches": 0}
 _PRODUCERS: set[int] = set()
 
 
 def _instrument() -> None:
-    """Counts the producer's CPU time per batch, and its part inside run_chunk."""
-    from stoker.executor import prefetch
+    """Counts the producer's CPU time per batch, and its parts inside chunk tasks and
+    inside operators' run_chunk."""
+    from stoker.executor import pool, prefetch
     from stoker.operators.image import decode_resize
     from stoker.operators.machinery import base
 
@@ -50,26 +53,31 @@ def _instrument() -> None:
             SPENT["producer"] += time.thread_time() - start
             SPENT["batches"] += 1
 
-    def timing(cls):
-        run_chunk = cls.run_chunk
-
-        def timed(self, ins, argv, ctx):
+    def on_producer(fn, key):
+        def timed(*args):
             if threading.get_ident() not in _PRODUCERS:
-                return run_chunk(self, ins, argv, ctx)
+                return fn(*args)
             start = time.thread_time()
             try:
-                return run_chunk(self, ins, argv, ctx)
+                return fn(*args)
             finally:
-                SPENT["chunks"] += time.thread_time() - start
-        cls.run_chunk = timed
+                SPENT[key] += time.thread_time() - start
+        return timed
+
+    init = pool._Job.__init__
+
+    def timed_init(self, fn, n):
+        init(self, on_producer(fn, "tasks"), n)
 
     prefetch.Prefetcher._make = timed_make
-    timing(base.SampleOp)
-    timing(decode_resize._DecodeResizeOp)
+    pool._Job.__init__ = timed_init
+    for cls in (base.SampleOp, decode_resize._DecodeResizeOp):
+        cls.run_chunk = on_producer(cls.run_chunk, "ops")
 
 
 def measure(name: str, root: str, batch: int, threads: int, batches: int) -> tuple:
-    """(producer serial CPU seconds per batch, wall seconds per batch)."""
+    """(producer serial CPU seconds per batch, the producer's per-chunk bookkeeping per
+    batch, wall seconds per batch)."""
     import stoker
     from stoker.cli import pipelines
 
@@ -77,14 +85,16 @@ def measure(name: str, root: str, batch: int, threads: int, batches: int) -> tup
     pipe = pipelines.build(name, stoker, root, batch, threads)
     for _ in range(4):
         pipe.run()
-    SPENT.update(producer=0.0, chunks=0.0, batches=0)
+    SPENT.update(producer=0.0, tasks=0.0, ops=0.0, batches=0)
     start = time.perf_counter()
     for _ in range(batches):
         pipe.run()
     wall = (time.perf_counter() - start) / batches
-    serial = (SPENT["producer"] - SPENT["chunks"]) / max(1, SPENT["batches"])
+    count = max(1, SPENT["batches"])
+    serial = (SPENT["producer"] - SPENT["tasks"]) / count
+    bookkeeping = (SPENT["tasks"] - SPENT["ops"]) / count
     pipe.close()
-    return serial, wall
+    return serial, bookkeeping, wall
 
 
 def main() -> None:
@@ -97,15 +107,17 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     opts = ap.parse_args()
     _instrument()
-    serial, walls = [], []
+    serial, books, walls = [], [], []
     for _ in range(opts.rounds):
-        s, w = measure(opts.pipeline, opts.folder, opts.batch, opts.threads, opts.batches)
+        s, b, w = measure(opts.pipeline, opts.folder, opts.batch, opts.threads, opts.batches)
         serial.append(s)
+        books.append(b)
         walls.append(w)
-    s, w = statistics.median(serial), statistics.median(walls)
+    s, b, w = (statistics.median(x) for x in (serial, books, walls))
     print(f"{opts.pipeline}, batch {opts.batch}, {opts.threads} threads: producer serial CPU "
           f"{s * 1e3:.2f} ms a batch ({s / opts.batch * 1e6:.1f} us an image; rounds "
-          f"{', '.join(f'{x * 1e3:.2f}' for x in serial)}), batch {w * 1e3:.0f} ms here")
+          f"{', '.join(f'{x * 1e3:.2f}' for x in serial)}); its per-chunk bookkeeping "
+          f"{b * 1e3:.2f} ms a batch; batch {w * 1e3:.0f} ms here")
 
 
 if __name__ == "__main__":
