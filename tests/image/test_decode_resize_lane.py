@@ -486,3 +486,28 @@ def test_compiled_exif_orientation_on_mutated_headers():
         assert decode_header._jpeg_orientation(memoryview(arr.tobytes())) == want
         seen.add(want)
     assert {1, 6} <= seen
+
+
+def test_located_takes_what_the_loop_took():
+    """The chunk's addresses and sizes: the reader's arrays through the C-level maps, and
+    any other chunk (read-only, empty, strided, other dtypes, not arrays) row by row,
+    0 for what the call must hand back."""
+    from stoker.operators.image.decode_resize import _located
+
+    def expected(datas):
+        out = []
+        for d in datas:
+            ok = type(d) is np.ndarray and d.dtype == np.uint8 and d.ndim == 1 and \
+                d.flags.c_contiguous
+            out.append((d.ctypes.data, d.size) if ok else (0, 0))
+        return [a for a, _ in out], [s for _, s in out]
+
+    plain = [np.arange(n, dtype=np.uint8) for n in (5, 300, 1)]
+    frozen = np.arange(7, dtype=np.uint8)
+    frozen.flags.writeable = False
+    odd = [frozen, np.zeros(0, np.uint8), np.arange(20, dtype=np.uint8)[::2],
+           np.arange(6, dtype=np.int16), b"abc", np.zeros((2, 3), np.uint8)]
+    for datas in (plain, plain + odd[:1], plain + odd[1:2], odd, plain + odd):
+        addresses, sizes = _located(datas, len(datas))
+        want_a, want_s = expected(datas)
+        assert addresses.tolist() == want_a and sizes.tolist() == want_s
