@@ -1,10 +1,10 @@
 """YUV 4:2:0 (8-bit, limited range, BT.601) -> RGB, bit-exact with swscale's accurate path.
 
 DALI's CPU video decoder converts with swscale (bilinear, full horizontal chroma, accurate
-rounding), and stoker did the same through PyAV. That path has no SIMD code: 1.7 ms of a
-640x360 frame here, a fifth of a VP9 clip's time, against 0.2 ms without accurate
-rounding. This loop does the same integer arithmetic in one pass, straight into the
-batch, so its output is the same bytes (checked against swscale on random planes of many
+rounding), and stoker did the same through PyAV. That path has no SIMD code: 1.0-1.7 ms
+of a 640x360 frame here, a fifth of a VP9 clip's time, against 0.2 ms without accurate
+rounding. This loop does the same integer arithmetic (0.6 ms), straight into the batch,
+so its output is the same bytes (checked against swscale on random planes of many
 sizes, ``tests/video/test_yuv_loop.py``):
 
 - luma at 15 bits (``y << 7``), then ``* 4`` as the full-chroma writer scales it;
