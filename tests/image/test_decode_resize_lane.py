@@ -505,9 +505,22 @@ def test_located_takes_what_the_loop_took():
     plain = [np.arange(n, dtype=np.uint8) for n in (5, 300, 1)]
     frozen = np.arange(7, dtype=np.uint8)
     frozen.flags.writeable = False
+    class Sub(np.ndarray):
+        pass
+
     odd = [frozen, np.zeros(0, np.uint8), np.arange(20, dtype=np.uint8)[::2],
-           np.arange(6, dtype=np.int16), b"abc", np.zeros((2, 3), np.uint8)]
+           np.arange(6, dtype=np.int16), b"abc", np.zeros((2, 3), np.uint8),
+           np.arange(4, dtype=np.uint8).view(Sub), np.arange(3, dtype=">u2").view(np.uint8),
+           "a string", 12345, None]
     for datas in (plain, plain + odd[:1], plain + odd[1:2], odd, plain + odd):
         addresses, sizes = _located(datas, len(datas))
         want_a, want_s = expected(datas)
         assert addresses.tolist() == want_a and sizes.tolist() == want_s
+        # The compiled locator (reading numpy's array objects): the same, but an empty
+        # array's address is 0 (size 0 is handed back either way).
+        assert DR._LAYOUT is not None  # (numpy's layout was found on this machine)
+        got_a, got_s = np.empty(len(datas), np.int64), np.empty(len(datas), np.int64)
+        ids = np.array([id(d) for d in datas], np.int64)
+        loops("image.decode_resize_loop").locate(ids, DR._LAYOUT, got_a, got_s)
+        assert got_s.tolist() == want_s
+        assert got_a.tolist() == [a if n else 0 for a, n in zip(want_a, want_s, strict=True)]

@@ -96,6 +96,41 @@ def _located(datas: list, k: int) -> tuple[np.ndarray, np.ndarray]:
     return addresses, sizes
 
 
+def _array_layout() -> np.ndarray | None:
+    """What ``decode_resize_loop.locate`` reads numpy arrays with (see there), or None
+    where numpy's array object is not laid out as it expects. numpy's C API has the object
+    as its header, then the data pointer, the dimension count, the shape and strides
+    pointers, the base and the dtype, in that order; the type word and the data pointer are
+    found on probe arrays, the rest checked on them."""
+    probes = [np.arange(40, dtype=np.uint8), np.arange(77, dtype=np.uint8),
+              np.arange(60, dtype=np.uint8)[::3], np.zeros((3, 5), np.uint8)]
+    words = [(ctypes.c_int64 * 16).from_address(id(a)) for a in probes]
+    kind, dtype = id(np.ndarray), id(np.dtype(np.uint8))
+
+    def where(value_of) -> int | None:
+        hits = [i for i in range(16) if all(w[i] == value_of(a) for w, a in zip(
+            words, probes, strict=True))]
+        return hits[0] if len(hits) == 1 else None
+
+    at_type, at_data = where(lambda a: kind), where(lambda a: a.ctypes.data)
+    if at_type is None or at_data is None or at_data + 5 >= 16:
+        return None
+    nd, shape, strides, descr = at_data + 1, at_data + 2, at_data + 3, at_data + 5
+    for w, a in zip(words, probes, strict=True):
+        if w[nd] & 0xFFFFFFFF != a.ndim or w[descr] != dtype or \
+                ctypes.c_int64.from_address(w[shape]).value != a.shape[0] or \
+                ctypes.c_int64.from_address(w[strides]).value != a.strides[0]:
+            return None
+    return np.array([kind, dtype, *(8 * i for i in (at_type, at_data, nd, shape, strides,
+                                                     descr))], np.int64)
+
+
+try:
+    _LAYOUT = _array_layout()
+except (ValueError, OverflowError):  # (an unreadable word)
+    _LAYOUT = None
+
+
 class _Lane:
     """``decode_resize_loop.decode_resize_chunk`` for one operator: the train and val
     chains (decoders.image or image_random_crop -> resize to a fixed size or with
@@ -112,7 +147,7 @@ class _Lane:
         self.out_shape, self.out_dtype = out_shape, out_dtype
         self.mirror_key, self.mirror = mirror_key, mirror
         L = loops("image.decode_resize_loop")
-        self.call = L.decode_resize_chunk
+        self.call, self.locate = L.decode_resize_chunk, L.locate
         # float16 or (h, w, C) outputs: each image's float32 (C, h, w) first, on a stage
         self.stage_size = int(np.prod(out_shape)) if ints[L.I_HALF] or ints[L.I_HWC] else 0
         self.fns = turbojpeg._fns
@@ -199,7 +234,11 @@ class _Lane:
         the call hands back (their rows unwritten: the driver makes them, raising the
         errors and passing on on_error="skip"'s stand-ins)."""
         k = len(datas)
-        addresses, sizes = _located(datas, k)
+        if _LAYOUT is not None:  # (one C-level map under the GIL, the rest compiled)
+            addresses, sizes = np.empty(k, np.int64), np.empty(k, np.int64)
+            self.locate(np.fromiter(map(id, datas), np.int64, k), _LAYOUT, addresses, sizes)
+        else:
+            addresses, sizes = _located(datas, k)
         outs = ctx.rows(self.out_shape, self.out_dtype)
         out0 = _address(outs) if k else 0
         out_step = outs.nbytes // k if k else 0

@@ -97,6 +97,7 @@ def _pointer(dtype):
 
 
 _bytes_at, _floats_at = _pointer(types.uint8), _pointer(types.float32)
+_words_at = _pointer(types.int64)
 _halves_at = _pointer(types.uint16)
 
 
@@ -159,6 +160,31 @@ def decode_resize_chunk(addresses, sizes, out0, out_step, start, fns, ints, floa
         elif staged:
             _store(out, place, ints[I_HALF] != 0, ints[I_HWC] != 0)
     return addresses.size, 0, 0, failed
+
+
+@njit(nogil=True, cache=True)
+def locate(ids, layout, addresses, sizes):  # pragma: no cover - compiled
+    """``addresses[j]``, ``sizes[j]`` of the object at ``ids[j]`` (its ``id()``) when it
+    is a numpy array of the uint8 type object given, one dimension of stride 1 and not
+    empty; else 0, 0. ``layout`` (``array_fields.LAYOUT``): the type's and the dtype's
+    addresses, then the byte offsets of an object's type and of an array's data pointer,
+    dimension count, shape pointer, strides pointer and dtype pointer. Every object
+    read at these offsets is checked to be such an array first (its type word)."""
+    kind, dtype, at_type, at_data, at_nd, at_shape, at_strides, at_descr = (
+        layout[0], layout[1], layout[2], layout[3], layout[4], layout[5], layout[6],
+        layout[7])
+    for j in range(ids.size):
+        obj = ids[j]
+        addresses[j] = sizes[j] = 0
+        if carray(_words_at(obj + at_type), 1)[0] != kind or \
+                carray(_words_at(obj + at_descr), 1)[0] != dtype or \
+                carray(_words_at(obj + at_nd), 1)[0] & 0xFFFFFFFF != 1:
+            continue
+        size = carray(_words_at(carray(_words_at(obj + at_shape), 1)[0]), 1)[0]
+        stride = carray(_words_at(carray(_words_at(obj + at_strides), 1)[0]), 1)[0]
+        if size > 0 and stride == 1:
+            addresses[j] = carray(_words_at(obj + at_data), 1)[0]
+            sizes[j] = size
 
 
 @njit(nogil=True, cache=True)
