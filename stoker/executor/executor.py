@@ -25,10 +25,6 @@ from stoker.operators.tensor.conditional import condition_mask
 from stoker.tensors import TensorList, TensorListGPU
 
 
-def _take(value: Value, lo: int, hi: int) -> Value:
-    return value[lo:hi]
-
-
 def batch_len(value: Value) -> int:
     return len(value)
 
@@ -342,21 +338,28 @@ class Executor:
             op: infos.get(plan.info_from.get(op.outputs[0])) for op in stage.ops
         }
 
+        # What each chunk needs of an operator, looked up once a batch (every chunk's
+        # lookups hold the GIL).
+        steps = {op: (instances[op].run_chunk, seeds[op], infos_by_node[op], op.inputs,
+                      tuple(op.arg_nodes.items()), op.outputs) for op in stage.ops}
+
         def run_ops(ops: list[OpNode], lo: int, hi: int) -> dict[DataNode, Value]:
             local: dict[DataNode, Value] = {}
             for op in ops:
-                ins = [local[x] if x in local else _take(values[x], lo, hi) for x in op.inputs]
-                argv = {key: local[x] if x in local else _take(values[x], lo, hi)
-                        for key, x in op.arg_nodes.items()}
-                info = infos_by_node[op]
-                ctx = ChunkContext(bctx, seeds[op], lo, hi,
+                run, seed, info, inputs, arg_nodes, outputs = steps[op]
+                ins = [local[x] if x in local else values[x][lo:hi] for x in inputs]
+                argv = {key: local[x] if x in local else values[x][lo:hi]
+                        for key, x in arg_nodes}
+                ctx = ChunkContext(bctx, seed, lo, hi,
                                    info[lo:hi] if info is not None else None, n, op)
-                start = perf_counter()
-                outs = instances[op].run_chunk(ins, argv, ctx)
-                if profiler is not None:
+                if profiler is None:
+                    outs = run(ins, argv, ctx)
+                else:
+                    start = perf_counter()
+                    outs = run(ins, argv, ctx)
                     profiler.record(op.schema.name, "sample", bctx.iteration, start,
                                     perf_counter())
-                for node, out in zip(op.outputs, outs, strict=True):
+                for node, out in zip(outputs, outs, strict=True):
                     local[node] = out
             return local
 
