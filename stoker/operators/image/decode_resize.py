@@ -76,10 +76,10 @@ _dtype_of, _ndim_of = operator.attrgetter("dtype"), operator.attrgetter("ndim")
 
 
 def _located(datas: list, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """(addresses, sizes) of a chunk's encoded images; 0 for one that is not a writable,
-    non-empty, C-contiguous 1-D uint8 array (the call hands it back). The usual chunk
-    (the reader's arrays) goes through C-level maps: about 0.3 us an image under the GIL,
-    against 2.7 us for a Python loop over them."""
+    """(addresses, sizes) of a chunk's encoded images; 0 for one that is not a C-contiguous
+    1-D uint8 array (the call hands it back, as it does an empty one). The usual chunk (the
+    reader's arrays) goes through C-level maps, the rest through a Python loop. Where
+    numpy's array layout is known the lane uses ``decode_resize_loop.locate`` instead."""
     if set(map(type, datas)) == {np.ndarray} and set(map(_dtype_of, datas)) == {_U8} and \
             set(map(_ndim_of, datas)) == {1}:
         try:  # (from_buffer refuses read-only, strided and empty arrays: the loop below)
@@ -104,16 +104,17 @@ def _array_layout() -> np.ndarray | None:
     found on probe arrays, the rest checked on them."""
     probes = [np.arange(40, dtype=np.uint8), np.arange(77, dtype=np.uint8),
               np.arange(60, dtype=np.uint8)[::3], np.zeros((3, 5), np.uint8)]
-    words = [(ctypes.c_int64 * 16).from_address(id(a)) for a in probes]
+    count = np.ndarray.__basicsize__ // 8  # (the object's own words, no further)
+    words = [(ctypes.c_int64 * count).from_address(id(a)) for a in probes]
     kind, dtype = id(np.ndarray), id(np.dtype(np.uint8))
 
     def where(value_of) -> int | None:
-        hits = [i for i in range(16) if all(w[i] == value_of(a) for w, a in zip(
+        hits = [i for i in range(count) if all(w[i] == value_of(a) for w, a in zip(
             words, probes, strict=True))]
         return hits[0] if len(hits) == 1 else None
 
     at_type, at_data = where(lambda a: kind), where(lambda a: a.ctypes.data)
-    if at_type is None or at_data is None or at_data + 5 >= 16:
+    if at_type is None or at_data is None or at_data + 5 >= count:
         return None
     nd, shape, strides, descr = at_data + 1, at_data + 2, at_data + 3, at_data + 5
     for w, a in zip(words, probes, strict=True):
