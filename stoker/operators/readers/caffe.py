@@ -34,6 +34,7 @@ from stoker.readers import caffe as proto
 from stoker.readers.lmdb_db import LmdbIndex
 from stoker.readers.order import SampleIds
 from stoker.readers.pool import ChunkPool
+from stoker.readers.samples import path as _sample
 
 
 class LmdbReader(IndexedReader):
@@ -188,12 +189,6 @@ def _check_caffe2(args: dict) -> None:
     _check("fn.readers.caffe2", args)
     if _caffe2_outputs(args) == 0:
         raise ArgumentError("fn.readers.caffe2: these arguments leave the reader no output")
-
-
-def _sample(name: str) -> str:
-    from stoker.readers.samples import path
-
-    return path(name)
 
 
 _COMMON = (Arg("path", "strs", REQUIRED, "LMDB databases (folders), read as one dataset, "

@@ -28,6 +28,7 @@ from stoker.operators.readers.args import check_reader_args, reader_args
 from stoker.operators.readers.listed import ListedFilesReader, check_dataset
 from stoker.readers.fits import FitsError
 from stoker.readers.fits_tiles import read_hdus
+from stoker.readers.samples import path as _sample
 
 _FN = "fn.experimental.readers.fits"
 # The output types DALI accepts in 'dtypes' (its message lists them).
@@ -70,12 +71,6 @@ def _check(args: dict) -> None:
                                 "Number of extensions does not match the number of provided "
                                 "types)")
     check_reader_args(_FN, args, random_with_epoch_shuffle=False)
-
-
-def _sample(name: str) -> str:
-    from stoker.readers.samples import path
-
-    return path(name)
 
 
 SCHEMA = register(OpSchema(

@@ -29,6 +29,7 @@ from stoker.readers.index import DatasetError
 from stoker.readers.order import SampleIds
 from stoker.readers.recordio import decode, index_from_offsets, open_store, parse_index, walk
 from stoker.readers.records import RecordIndex, RecordStore
+from stoker.readers.samples import path as _sample
 
 _FN = "fn.readers.mxnet"
 
@@ -97,12 +98,6 @@ def _check(args: dict) -> None:
                             f"files in 'path', got {len(index_path)} (DALI: RecordIOReader "
                             "supports only a single index file)")
     check_reader_args(_FN, args, random_with_epoch_shuffle=True)
-
-
-def _sample(name: str) -> str:
-    from stoker.readers.samples import path
-
-    return path(name)
 
 
 SCHEMA = register(OpSchema(

@@ -30,6 +30,7 @@ from stoker.operators.machinery.schema import Arg, Example, Input, OpSchema
 from stoker.operators.readers.args import check_reader_args, reader_args
 from stoker.operators.readers.listed import ListedFilesReader, check_dataset
 from stoker.readers.npy import NpyError, read
+from stoker.readers.samples import path as _sample
 
 _FN = "fn.readers.numpy"
 _STARTS = ("roi_start", "rel_roi_start")
@@ -127,12 +128,6 @@ def _roi_args() -> tuple[Arg, ...]:
             "'pad' (with fill_value) or 'trim_to_shape'."),
         Arg("fill_value", "float", 0.0, "The value of padded elements."),
     )
-
-
-def _sample(name: str) -> str:
-    from stoker.readers.samples import path
-
-    return path(name)
 
 
 SCHEMA = register(OpSchema(

@@ -32,6 +32,7 @@ from stoker.operators.machinery.schema import REQUIRED, Arg, Example, OpSchema
 from stoker.operators.readers.args import check_reader_args, reader_args
 from stoker.operators.readers.base import IndexedReader
 from stoker.readers.order import SampleIds
+from stoker.readers.samples import path as _sample
 from stoker.readers.tfexample import ExampleDecoder
 from stoker.readers.tfrecord import TFRecordSet, open_files
 from stoker.tfrecord import Feature, string
@@ -182,12 +183,6 @@ def _dtypes(in_dtypes: list, args: dict) -> list[np.dtype]:
 def _as_dict(out: Any) -> dict:
     outs = out if isinstance(out, list) else [out]
     return dict(zip(outs[0].op.args["features"], outs, strict=True))
-
-
-def _sample(name: str) -> str:
-    from stoker.readers.samples import path
-
-    return path(name)
 
 
 def _example_features() -> dict[str, Feature]:

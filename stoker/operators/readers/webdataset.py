@@ -34,6 +34,7 @@ from stoker.operators.readers.base import IndexedReader
 from stoker.readers.index import DatasetError
 from stoker.readers.order import SampleIds
 from stoker.readers.records import RecordStore
+from stoker.readers.samples import path as _sample
 from stoker.readers.webdataset import Members, parse_index, pick, walk
 
 _FN = "fn.readers.webdataset"
@@ -231,12 +232,6 @@ def _check(args: dict) -> None:
 def _dtypes(in_dtypes: list, args: dict) -> list[np.dtype]:
     dtypes = args.get("dtypes") or [types.UINT8] * len(args["ext"])
     return [types.to_numpy(d) for d in dtypes]
-
-
-def _sample(name: str) -> str:
-    from stoker.readers.samples import path
-
-    return path(name)
 
 
 SCHEMA = register(OpSchema(
