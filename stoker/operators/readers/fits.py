@@ -25,7 +25,7 @@ from stoker.errors import ArgumentError
 from stoker.operators.machinery.registry import register
 from stoker.operators.machinery.schema import Arg, Example, OpSchema
 from stoker.operators.readers.args import check_reader_args, reader_args
-from stoker.operators.readers.listed import ListedFilesReader, check_dataset
+from stoker.operators.readers.listed import ListedFilesReader, check_dataset, dataset_args
 from stoker.readers.fits import FitsError
 from stoker.readers.fits_tiles import read_hdus
 from stoker.readers.samples import path as _sample
@@ -79,12 +79,7 @@ SCHEMA = register(OpSchema(
         "one output per entry of hdu_indices, each the HDU's pixels in numpy's axis order "
         "with BSCALE/BZERO applied, as DALI's CFITSIO read gives them.",
     args=(
-        Arg("file_root", "str", None, "Folder of FITS files (and one level of sub-folders); "
-            "with files or file_list, the folder their relative paths start from."),
-        Arg("file_filter", "str", "*.fits", "Glob pattern of the file names to take under "
-            "file_root (case-sensitive)."),
-        Arg("file_list", "str", None, "Text file with one path per line."),
-        Arg("files", "strs", None, "Paths of the files, in reading order."),
+        *dataset_args("FITS files", "*.fits"),
         Arg("hdu_indices", "ints", [2], "The HDUs to read, counted from 1 (the primary "
             "HDU); one output each. The default, 2, is the first extension."),
         Arg("dtypes", "dtypes", None, "One type per output, checked as DALI checks it "

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from stoker.errors import ArgumentError
+from stoker.operators.machinery.schema import Arg
 from stoker.operators.readers.base import IndexedReader
 from stoker.readers.index import PathTable
 from stoker.readers.npy import list_root, read_list
@@ -30,6 +31,20 @@ def check_dataset(fn: str, args: dict) -> None:
     if args.get("files") is not None and not args["files"]:
         raise ArgumentError(f"{fn}: argument 'files' is an empty list")
 
+
+
+def dataset_args(what: str, pattern: str) -> tuple[Arg, ...]:
+    """The arguments that name a listed-files reader's dataset: ``file_root`` (files
+    that ``file_filter``, default ``pattern``, matches), ``file_list`` or ``files``;
+    ``what`` names the files in the documentation ("FITS files")."""
+    return (
+        Arg("file_root", "str", None, f"Folder of {what} (and one level of sub-folders); "
+            "with files or file_list, the folder their relative paths start from."),
+        Arg("file_filter", "str", pattern, "Glob pattern of the file names to take under "
+            "file_root (case-sensitive)."),
+        Arg("file_list", "str", None, "Text file with one path per line."),
+        Arg("files", "strs", None, "Paths of the files, in reading order."),
+    )
 
 class ListedFilesReader(IndexedReader):
     """A reader of listed files: subclasses say how a file becomes its outputs."""

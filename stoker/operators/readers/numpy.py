@@ -28,7 +28,7 @@ from stoker.kernels.cpu.tensor import window as k
 from stoker.operators.machinery.registry import call_op, register
 from stoker.operators.machinery.schema import Arg, Example, Input, OpSchema
 from stoker.operators.readers.args import check_reader_args, reader_args
-from stoker.operators.readers.listed import ListedFilesReader, check_dataset
+from stoker.operators.readers.listed import ListedFilesReader, check_dataset, dataset_args
 from stoker.readers.npy import NpyError, read
 from stoker.readers.samples import path as _sample
 
@@ -135,12 +135,7 @@ SCHEMA = register(OpSchema(
     doc="Reads arrays from .npy files (their stored dtype and shape, C order), whole or a "
         "region of interest.",
     args=(
-        Arg("file_root", "str", None, "Folder of .npy files (and one level of sub-folders); "
-            "with files or file_list, the folder their relative paths start from."),
-        Arg("file_filter", "str", "*.npy", "Glob pattern of the file names to take under "
-            "file_root (case-sensitive)."),
-        Arg("file_list", "str", None, "Text file with one path per line."),
-        Arg("files", "strs", None, "Paths of the files, in reading order."),
+        *dataset_args(".npy files", "*.npy"),
         *_roi_args(),
         Arg("cache_header_information", "bool", False, "Accepted for portability."),
         Arg("use_o_direct", "bool", False, "Accepted for portability (needs "
