@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import ctypes
 import functools
-import operator
 import threading
 from typing import Any
 
@@ -72,22 +71,10 @@ def _address(array: np.ndarray) -> int:
         return array.ctypes.data
 
 
-_dtype_of, _ndim_of = operator.attrgetter("dtype"), operator.attrgetter("ndim")
-
-
 def _located(datas: list, k: int) -> tuple[np.ndarray, np.ndarray]:
     """(addresses, sizes) of a chunk's encoded images; 0 for one that is not a C-contiguous
-    1-D uint8 array (the call hands it back, as it does an empty one). The usual chunk (the
-    reader's arrays) goes through C-level maps, the rest through a Python loop. Where
-    numpy's array layout is known the lane uses ``decode_resize_loop.locate`` instead."""
-    if set(map(type, datas)) == {np.ndarray} and set(map(_dtype_of, datas)) == {_U8} and \
-            set(map(_ndim_of, datas)) == {1}:
-        try:  # (from_buffer refuses read-only, strided and empty arrays: the loop below)
-            return (np.fromiter(map(ctypes.addressof, map(ctypes.c_char.from_buffer, datas)),
-                                np.int64, k),
-                    np.fromiter(map(len, datas), np.int64, k))
-        except (TypeError, ValueError, BufferError):
-            pass
+    1-D uint8 array (the call hands it back, as it does an empty one). Where numpy's array
+    layout is known the lane uses the compiled ``decode_resize_loop.locate`` instead."""
     addresses, sizes = np.zeros(k, np.int64), np.zeros(k, np.int64)
     for j, data in enumerate(datas):
         if type(data) is np.ndarray and data.dtype is _U8 and data.ndim == 1 and \
