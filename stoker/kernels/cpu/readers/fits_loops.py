@@ -24,6 +24,27 @@ from stoker.kernels.cpu.jit import njit
 N_RANDOM = 10000
 
 
+@njit(nogil=True, cache=True, inline="always")
+def _fill(heap, p, end, buf, nb, need):  # pragma: no cover - compiled
+    """Bytes into the bit buffer until it holds ``need`` bits: (buf, p, nb), nb -1 when
+    the tile's bytes run out first."""
+    while nb < need:
+        if p >= end:
+            return buf, p, -1
+        buf = ((buf << np.uint64(8)) | np.uint64(heap[p])) & np.uint64(0xFFFFFFFFFFFF)
+        p += 1
+        nb += 8
+    return buf, p, nb
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _undiff(last, diff, mask):  # pragma: no cover - compiled
+    """The next pixel from the last and a zigzag-coded difference."""
+    if diff & np.uint64(1):
+        return (last - (diff >> np.uint64(1)) - np.uint64(1)) & mask
+    return (last + (diff >> np.uint64(1))) & mask
+
+
 @njit(nogil=True, cache=True)
 def rice_tiles(heap, starts, sizes, lengths, bytepix, blocksize, out):  # pragma: no cover
     """Decodes tile ``t`` (``sizes[t]`` bytes at ``heap[starts[t]:]``, ``lengths[t]``
@@ -51,12 +72,9 @@ def rice_tiles(heap, starts, sizes, lengths, bytepix, blocksize, out):  # pragma
         nb = 0
         i = 0
         while i < n:
-            while nb < fsbits:
-                if p >= end:
-                    return t
-                buf = ((buf << np.uint64(8)) | np.uint64(heap[p])) & np.uint64(0xFFFFFFFFFFFF)
-                p += 1
-                nb += 8
+            buf, p, nb = _fill(heap, p, end, buf, nb, fsbits)
+            if nb < 0:
+                return t
             nb -= fsbits
             fs = int((buf >> np.uint64(nb)) & np.uint64((1 << fsbits) - 1)) - 1
             stop = min(i + blocksize, n)
@@ -65,19 +83,11 @@ def rice_tiles(heap, starts, sizes, lengths, bytepix, blocksize, out):  # pragma
                     out[o + j] = last
             elif fs == fsmax:
                 for j in range(i, stop):
-                    while nb < bbits:
-                        if p >= end:
-                            return t
-                        buf = ((buf << np.uint64(8)) | np.uint64(heap[p])) & \
-                            np.uint64(0xFFFFFFFFFFFF)
-                        p += 1
-                        nb += 8
+                    buf, p, nb = _fill(heap, p, end, buf, nb, bbits)
+                    if nb < 0:
+                        return t
                     nb -= bbits
-                    diff = (buf >> np.uint64(nb)) & mask
-                    if diff & np.uint64(1):
-                        last = (last - (diff >> np.uint64(1)) - np.uint64(1)) & mask
-                    else:
-                        last = (last + (diff >> np.uint64(1))) & mask
+                    last = _undiff(last, (buf >> np.uint64(nb)) & mask, mask)
                     out[o + j] = last
             else:
                 for j in range(i, stop):
@@ -93,21 +103,14 @@ def rice_tiles(heap, starts, sizes, lengths, bytepix, blocksize, out):  # pragma
                         if (buf >> np.uint64(nb)) & np.uint64(1):
                             break
                         high += 1
-                    while nb < fs:
-                        if p >= end:
-                            return t
-                        buf = ((buf << np.uint64(8)) | np.uint64(heap[p])) & \
-                            np.uint64(0xFFFFFFFFFFFF)
-                        p += 1
-                        nb += 8
+                    buf, p, nb = _fill(heap, p, end, buf, nb, fs)
+                    if nb < 0:
+                        return t
                     nb -= fs
                     low = (buf >> np.uint64(nb)) & ((np.uint64(1) << np.uint64(fs)) -
                                                     np.uint64(1))
-                    diff = ((np.uint64(high) << np.uint64(fs)) | low) & mask
-                    if diff & np.uint64(1):
-                        last = (last - (diff >> np.uint64(1)) - np.uint64(1)) & mask
-                    else:
-                        last = (last + (diff >> np.uint64(1))) & mask
+                    last = _undiff(last, ((np.uint64(high) << np.uint64(fs)) | low) & mask,
+                                   mask)
                     out[o + j] = last
             i = stop
         o += n
