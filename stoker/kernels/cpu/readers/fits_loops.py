@@ -117,6 +117,20 @@ def rice_tiles(heap, starts, sizes, lengths, bytepix, blocksize, out):  # pragma
     return -1
 
 
+@njit(nogil=True, cache=True, inline="always")
+def _advance(index, limits, a):  # pragma: no cover - compiled
+    """Adds one to the counter ``index`` from axis ``a`` on (axis a fastest, each axis
+    wrapping at ``limits``); returns the axis the carry stopped at, ``len(index)`` when
+    every axis from ``a`` wrapped."""
+    while a < len(index):
+        index[a] += 1
+        if index[a] < limits[a]:
+            break
+        index[a] = 0
+        a += 1
+    return a
+
+
 @njit(nogil=True, cache=True)
 def untile(tiles, image, naxes, ztile):  # pragma: no cover
     """Puts the concatenated tiles back into ``image`` (flat, C order of the image whose
@@ -153,22 +167,9 @@ def untile(tiles, image, naxes, ztile):  # pragma: no cover
             for k in range(run):
                 image[off + k] = tiles[src + k]
             src += run
-            a = 1
-            while a < nd:
-                pos[a] += 1
-                if pos[a] < ext[a]:
-                    break
-                pos[a] = 0
-                a += 1
-            if a >= nd:
+            if _advance(pos, ext, 1) >= nd:
                 break
-        a = 0
-        while a < nd:
-            tidx[a] += 1
-            if tidx[a] < counts[a]:
-                break
-            tidx[a] = 0
-            a += 1
+        _advance(tidx, counts, 0)
 
 
 @njit(nogil=True, cache=True)
