@@ -6,7 +6,8 @@ The pipeline's producer thread also runs chunks of images like any worker; that 
 taken out: the figure is the producer's CPU time (``time.thread_time``, so waiting for the
 GIL or for workers does not count) minus its CPU time in chunk tasks (the executor's
 per-chunk bookkeeping and the operators' ``run_chunk``: work every thread does for its
-own chunks, whose Python share ``thread_scaling.py --gil-share`` counts). The producer's
+own chunks, whose Python share ``thread_scaling.py --gil-share`` counts) and in its part
+of a batch the threads share (``_Shared.work``). The producer's
 part of that bookkeeping alone is printed beside it. With N threads a batch takes about
 ``batch x per-image time / N``; the producer keeps up (and stays off the critical path)
 while its serial time is a small part of that. Issue 27 asks for at most 1/32 of the batch
@@ -53,15 +54,20 @@ def _instrument() -> None:
             SPENT["producer"] += time.thread_time() - start
             SPENT["batches"] += 1
 
-    def on_producer(fn, key):
+    in_task = threading.local()
+
+    def on_producer(fn, *keys):
         def timed(*args):
-            if threading.get_ident() not in _PRODUCERS:
-                return fn(*args)
-            start = time.thread_time()
+            if threading.get_ident() not in _PRODUCERS or \
+                    (keys == ("ops",) and not getattr(in_task, "on", False)):
+                return fn(*args)  # (the batch's draws, outside tasks, are serial work)
+            was, in_task.on, start = getattr(in_task, "on", False), True, time.thread_time()
             try:
                 return fn(*args)
             finally:
-                SPENT[key] += time.thread_time() - start
+                in_task.on = was
+                for key in keys:
+                    SPENT[key] += time.thread_time() - start
         return timed
 
     init = pool._Job.__init__
@@ -73,6 +79,9 @@ def _instrument() -> None:
     pool._Job.__init__ = timed_init
     for cls in (base.SampleOp, decode_resize._DecodeResizeOp):
         cls.run_chunk = on_producer(cls.run_chunk, "ops")
+    # A stage whose threads share the batch (executor._run_shared): the producer's own
+    # part of the samples is a task like the workers'.
+    decode_resize._Shared.work = on_producer(decode_resize._Shared.work, "tasks", "ops")
 
 
 def measure(name: str, root: str, batch: int, threads: int, batches: int) -> tuple:

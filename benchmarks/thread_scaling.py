@@ -87,7 +87,7 @@ def _gil_share(name: str, root: str, seconds: float) -> float:
                 for line in f:
                     stack, count = line.rstrip().rsplit(" ", 1)
                     # the per-sample work, not imports or numba compiling on first use
-                    if "run_chunk" in stack and not any(
+                    if ("run_chunk" in stack or "_run_shared" in stack) and not any(
                             k in stack for k in ("importlib", "llvmlite", "numba/")):
                         n += int(count)
             counts.append(n)

@@ -4,7 +4,11 @@ Sources make the batch on the calling thread. Each per-sample stage is cut into 
 samples; one pool task runs a chunk through every operator of the stage (no barrier
 across the batch between operators). An operator with a batch kernel processes a dense
 chunk in one call, which is what makes small uniform samples fast; otherwise it loops
-over the chunk's samples. Errors name the operator, the user's line and the sample.
+over the chunk's samples. A stage that comes down to one operator able to share its
+batch (``shared``: the fused decode-resize lane) is not cut: every thread makes one call
+that takes the batch's samples one at a time, so a thread holds the GIL once a batch,
+where chunks held it once a chunk (``_run_shared``). Errors name the operator, the user's
+line and the sample.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ def batch_len(value: Value) -> int:
 
 
 _PENDING: Any = object()  # run_stages' key for a last stage still running on a worker
+_UNSHARED: Any = object()  # _run_shared's answer where the operator declines
 
 
 class Deferred:
@@ -331,7 +336,6 @@ class Executor:
                 values[node] = []
             return None
         instances = bctx.variant.instances
-        chunks = self._chunks(stage, n, defer and self.num_threads > 1, instances)
         plan = self.plan
         seeds = self.seeds(bctx.epoch)
         infos_by_node = {
@@ -379,19 +383,32 @@ class Executor:
                 profiler.record("(merge chunks)", "sample", bctx.iteration, start,
                                 perf_counter())
 
-        spent = [0.0] * len(chunks)
         profiler = self.profiler
         ops, live_out = stage.ops, stage.live_out
-        if stage.early and len(chunks) > 1:
+        rest = [op for op in ops if op not in stage.early]
+        # One operator that the stage's threads can work on together (after the draws):
+        # each thread's one call takes samples one at a time (_run_shared).
+        shares = len(rest) == 1 and hasattr(instances[rest[0]], "shared")
+        chunks = [] if shares else self._chunks(stage, n, defer and self.num_threads > 1,
+                                                instances)
+        if stage.early and (shares or len(chunks) > 1):
             # The batch's draws (compile._mark_draws) once, here; the chunks read them.
             drawn = run_ops(stage.early, 0, n)
             values.update(drawn)
-            ops = [op for op in ops if op not in stage.early]
+            ops = rest
             live_out = [node for node in live_out if node not in drawn]
         if defer:
             # The worker and the queued batch must not hold the pipeline (garbage
             # collection closes it): a copy of the batch context without it.
             bctx = bctx.detached()
+        if shares:
+            pending = self._run_shared(stage, rest[0], steps[rest[0]], values, bctx, n,
+                                       live_out, defer)
+            if pending is not _UNSHARED:
+                return pending
+            chunks = self._chunks(stage, n, defer and self.num_threads > 1, instances)
+        spent = [0.0] * len(chunks)
+        if defer:
             if len(chunks) == 1:
                 # A batch too cheap to split: an idle worker makes it while this thread
                 # goes on to the next batch, so small batches keep every core busy (two
@@ -405,4 +422,50 @@ class Executor:
                 self.deferred += 1
                 return lambda: finish(self.pool.collect(job))
         finish(self.pool.map(run_chunk, len(chunks)))
+        return None
+
+    def _run_shared(self, stage: Stage, op: OpNode, step: tuple, values: dict,
+                    bctx: BatchContext, n: int, live_out: list, defer: bool) -> Any:
+        """The stage's one operator over the whole batch, every thread on the same samples
+        (``instance.shared``: each thread's one call takes them one at a time), so the
+        threads take the GIL once a batch each, where chunks took it once a chunk (per
+        chunk, the Python between compiled calls costs 100-200 us of cold caches). As
+        ``_run_sample_stage`` returns; ``_UNSHARED`` where the operator declines."""
+        run, seed, info, inputs, arg_nodes, outputs = step
+        inst = bctx.variant.instances[op]
+        ctx = ChunkContext(bctx, seed, 0, n, info, n, op)
+        shared = inst.shared([values[x] for x in inputs],
+                             {key: values[x] for key, x in arg_nodes}, ctx)
+        if shared is None:
+            return _UNSHARED
+        workers = min(self.num_threads, n) - 1
+        spent = [0.0] * (workers + 1)
+        profiler = self.profiler
+
+        def work(i: int, leave: int = 0) -> None:
+            start = perf_counter()
+            shared.work(leave)
+            end = perf_counter()
+            spent[i] = end - start
+            if profiler is not None:
+                profiler.record(op.schema.name, "sample", bctx.iteration, start, end)
+
+        job = self.pool.post(work, workers) if workers else None
+        # Deferred, this thread leaves the last samples to the workers, about one each, and
+        # goes on to the next batch's reading and draws while they finish them.
+        work(workers, max(self.LEFT_TO_WORKERS, workers) if defer and workers else 0)
+
+        def finish() -> None:
+            if job is not None:
+                self.pool.collect(job)
+            self._measure(stage, sum(spent), n)
+            for node, out in zip(outputs, shared.outputs(self.pool.map), strict=True):
+                if node in live_out:
+                    values[node] = out
+            bctx.blocks = None  # (the batch's values hold the blocks they are)
+
+        if defer and job is not None:
+            self.deferred += 1
+            return finish
+        finish()
         return None

@@ -119,6 +119,16 @@ class WorkerPool:
         job.work(keep if self._threads else 0)
         return job
 
+    def post(self, fn: Callable[[int], Any], n: int) -> _Job:
+        """``fn(0)``, ..., ``fn(n - 1)`` on the workers alone (``n`` at most their number,
+        one each unless one finishes before another starts); ``collect(job)`` waits."""
+        if self._closed:
+            raise RuntimeError("the worker pool is closed")
+        job = _Job(fn, n)
+        for _ in range(n):
+            self._tasks.put(job)
+        return job
+
     def collect(self, job: _Job) -> list[Any]:
         """A started job's results, once every task is done; re-raises the lowest-index
         error."""

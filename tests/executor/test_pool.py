@@ -69,3 +69,22 @@ def test_collect_raises_the_lowest_index_error():
             pool.map(task, 4)
     finally:
         pool.close()
+
+
+def test_post_runs_every_task_on_the_workers_alone():
+    pool = WorkerPool(4, "test")
+    try:
+        me, who = threading.current_thread().name, {}
+
+        def task(i: int) -> int:
+            who[i] = threading.current_thread().name
+            return 10 * i
+
+        job = pool.post(task, 3)
+        assert pool.collect(job) == [0, 10, 20]
+        assert sorted(who) == [0, 1, 2] and me not in who.values()
+        assert pool.collect(pool.post(task, 0)) == []
+    finally:
+        pool.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        pool.post(task, 1)

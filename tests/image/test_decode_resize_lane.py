@@ -57,11 +57,11 @@ INPUTS = [
 
 
 def _pipeline(data, kind, resize_args, mirror, seed=3, decode_args=None, crop=(180, 190),
-              cmn_args=None, shorter=200):
+              cmn_args=None, shorter=200, num_threads=2):
     """kind: "train" (image_random_crop, resize to 200x224), "rrc" (random_resized_crop),
     "val" (decoders.image, resize_shorter), "val fixed" (decoders.image, resize to
     200x224) or "train shorter" (image_random_crop, resize_shorter)."""
-    @pipeline_def(batch_size=len(data), num_threads=2, device_id=None, seed=seed)
+    @pipeline_def(batch_size=len(data), num_threads=num_threads, device_id=None, seed=seed)
     def pipe():
         encoded = fn.external_source(source=lambda: data)
         if kind in ("train", "train shorter"):
@@ -90,20 +90,20 @@ def _run(monkeypatch, lane, *args, batches=2, **kwargs):
     made: list = []  # (pipelines of earlier tests may still be making batches ahead)
     with monkeypatch.context() as m:
         m.setattr(DR, "LANE", lane)
-        run, make = DR._Lane.run, DR._Lane.make
+        finished, make = DR._Lane.done, DR._Lane.make
 
-        def counted(self, datas, argv, ctx):
-            outs, handed_back = run(self, datas, argv, ctx)
+        def counted(self, claims):
+            outs, handed_back = finished(self, claims)
             if any(self is lane for lane in made):
-                first = ctx.batch.first_index + ctx.lo
-                done.extend((first + j, j not in handed_back) for j in range(len(datas)))
+                first = claims.ctx.batch.first_index + claims.ctx.lo
+                done.extend((first + j, j not in handed_back) for j in range(claims.n))
             return outs, handed_back
 
         def remembered(prep):
             made.append(make(prep))
             return made[-1]
 
-        m.setattr(DR._Lane, "run", counted)
+        m.setattr(DR._Lane, "done", counted)
         m.setattr(DR._Lane, "make", staticmethod(remembered))
         p = _pipeline(*args, **kwargs)
         outs = [[np.array(s) for s in p.run()[0]] for _ in range(batches)]
@@ -131,6 +131,61 @@ def test_compiled_call_equals_the_driver_bit_for_bit(kind, resize_args, mirror, 
     n = len(INPUTS)  # (samples of batches made ahead are asked too)
     assert set(range(2 * n)) <= set(done)
     assert {i for i, ok in done.items() if ok} == {i for i in done if INPUTS[i % n][2]}
+
+
+def test_threads_share_a_batch_and_do_each_sample_once(monkeypatch):
+    """The stage's threads share the whole batch (executor._run_shared: each thread's
+    call takes samples one at a time): the same outputs at 1, 2, 3 and 7 threads as the
+    driver's, every sample asked of the call once a batch, the handed-back ones made by
+    the driver."""
+    monkeypatch.setattr(DR, "DCT_SCALING", False)
+    data = [d for _, d, _ in INPUTS] * 3
+    want, _ = _run(monkeypatch, False, data, "train", {}, "random", num_threads=2)
+    shared = DR._DecodeResizeOp.shared
+    batches: list = []
+
+    def counted(self, ins, argv, ctx):
+        batches.append((ctx.lo, ctx.hi))
+        return shared(self, ins, argv, ctx)
+
+    monkeypatch.setattr(DR._DecodeResizeOp, "shared", counted)
+    for threads in (1, 2, 3, 7):
+        batches.clear()
+        got, done = _run(monkeypatch, True, data, "train", {}, "random", batches=2,
+                         num_threads=threads)
+        assert set(batches) == {(0, len(data))}
+        for batch_want, batch_got in zip(want, got, strict=True):
+            for w, g in zip(batch_want, batch_got, strict=True):
+                np.testing.assert_array_equal(g, w)
+        n = len(INPUTS)
+        assert {i for i, ok in done.items() if ok} == {i for i in done if INPUTS[i % n][2]}
+
+
+def test_a_thread_leaves_samples_for_the_others(monkeypatch):
+    """``_Lane.work(claims, leave)`` stops taking samples when that many are left; another
+    call takes the rest; the outputs are those of one call doing all."""
+    monkeypatch.setattr(DR, "DCT_SCALING", False)
+    data = [d for _, d, ok in INPUTS if ok] * 2
+    seen: list = []
+    shared = DR._DecodeResizeOp.shared
+
+    def kept(self, ins, argv, ctx):
+        seen.append((DR.lane_of(self.args["_prepared"]), ins, argv, ctx))
+        return shared(self, ins, argv, ctx)
+
+    monkeypatch.setattr(DR._DecodeResizeOp, "shared", kept)
+    p = _pipeline(data, "train", {}, "random", num_threads=1)
+    want = np.array(p.run()[0].as_array())
+    lane, ins, argv, ctx = seen[0]
+    claims = lane.start(ins[0], argv, ctx)
+    counter = claims.head[4]
+    lane.work(claims, leave=5)
+    assert counter[0] == len(data) - 5
+    lane.work(claims)
+    assert counter[0] >= len(data)
+    outs, handed_back = lane.done(claims)
+    assert handed_back == []
+    np.testing.assert_array_equal(outs, want)
 
 
 @pytest.mark.parametrize("kind", ["train", "rrc", "val"])
@@ -338,15 +393,15 @@ def test_skip_drops_the_bad_samples_of_a_chunk_as_the_driver_does(tmp_path, monk
                                         mean=MEAN, std=STD, mirror=fn.random.coin_flip(),
                                         crop=(180, 190))
 
-    run, done = DR._Lane.run, []
+    finished, done = DR._Lane.done, []
 
-    def counted(self, datas, argv, ctx):
-        outs, handed_back = run(self, datas, argv, ctx)
+    def counted(self, claims):
+        outs, handed_back = finished(self, claims)
         done.extend((info.split("/")[-1], j not in handed_back)
-                    for j, info in enumerate(ctx.source_info))
+                    for j, info in enumerate(claims.ctx.source_info))
         return outs, handed_back
 
-    monkeypatch.setattr(DR._Lane, "run", counted)
+    monkeypatch.setattr(DR._Lane, "done", counted)
     results = []
     for lane in (False, True):
         monkeypatch.setattr(DR, "LANE", lane)

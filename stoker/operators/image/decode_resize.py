@@ -6,8 +6,10 @@ then ``random_resized_crop``, optionally then ``crop_mirror_normalize``: only th
 pixels the resampling reads are decoded (region-of-interest JPEG decoding: a center crop
 after resize_shorter decodes about half of the image), at a DCT scale (1/2, 1/4, 1/8)
 where the resize shrinks the region 2x or more. The ResNet-50 train and val chains' JPEGs
-go through one compiled call per chunk (``_Lane``, ``kernels/cpu/image/decode_resize_loop.py``);
-the rest through the Python driver (``decode_resize_kernel``), with the same results.
+go through one compiled call per thread and batch (``_Lane``,
+``kernels/cpu/image/decode_resize_loop.py``; the threads take the batch's samples one at
+a time), the rest through the Python driver (``decode_resize_kernel``), with the same
+results.
 """
 
 from __future__ import annotations
@@ -120,13 +122,13 @@ except (ValueError, OverflowError):  # (an unreadable word)
 
 
 class _Lane:
-    """``decode_resize_loop.decode_resize_chunk`` for one operator: the train and val
+    """``decode_resize_loop.decode_resize_claimed`` for one operator: the train and val
     chains (decoders.image or image_random_crop -> resize to a fixed size or with
     resize_shorter alone, or decoders.image -> random_resized_crop; then
     crop_mirror_normalize of a constant window size to float32 or float16, CHW or HWC)
     with their constant arguments packed once. What the driver below would do in about
-    200 us of Python under the GIL per JPEG, one call does for a chunk of them; it hands
-    back (None) the samples it does not cover."""
+    200 us of Python under the GIL per JPEG, one call per thread does for a batch (or a
+    chunk) of them; it hands back the samples it does not cover."""
 
     def __init__(self, ints: np.ndarray, floats: np.ndarray, tables: tuple, norm: Any,
                  out_shape: tuple[int, int, int], out_dtype: np.dtype, mirror_key: str | None,
@@ -135,7 +137,7 @@ class _Lane:
         self.out_shape, self.out_dtype = out_shape, out_dtype
         self.mirror_key, self.mirror = mirror_key, mirror
         L = loops("image.decode_resize_loop")
-        self.call, self.locate = L.decode_resize_chunk, L.locate
+        self.call, self.locate = L.decode_resize_claimed, L.locate
         # float16 or (h, w, C) outputs: each image's float32 (C, h, w) first, on a stage
         self.stage_size = int(np.prod(out_shape)) if ints[L.I_HALF] or ints[L.I_HWC] else 0
         self.fns = turbojpeg._fns
@@ -216,13 +218,13 @@ class _Lane:
                      shape, prep.out_dtype, mirror_key,
                      mirror_key is None and _mirrored(cmn.get("mirror", False)))
 
-    def run(self, datas: list, argv: dict, ctx: Any) -> tuple[np.ndarray, list[int]]:
-        """The chunk's outputs, as the chunk's rows of the batch's output block
-        (``ctx.rows``: the batch is then one array, made without a copy), and the samples
-        the call hands back (their rows unwritten: the driver makes them, raising the
-        errors and passing on on_error="skip"'s stand-ins)."""
+    def start(self, datas: list, argv: dict, ctx: Any) -> _Claims:
+        """A chunk's (or a stage's whole batch's) samples for ``work``: the outputs are the
+        chunk's rows of the batch's output block (``ctx.rows``: the batch is then one
+        array, made without a copy)."""
         k = len(datas)
-        if _LAYOUT is not None:  # (one C-level map under the GIL, the rest compiled)
+        if _LAYOUT is not None and type(datas) is list:  # (one C-level map under the GIL,
+            # the rest compiled; the rows of a 2-D array would be views gone by then)
             addresses, sizes = np.empty(k, np.int64), np.empty(k, np.int64)
             self.locate(np.fromiter(map(id, datas), np.int64, k), _LAYOUT, addresses, sizes)
         else:
@@ -230,6 +232,7 @@ class _Lane:
         outs = ctx.rows(self.out_shape, self.out_dtype)
         out0 = _address(outs) if k else 0
         out_step = outs.nbytes // k if k else 0
+        status, counter, failed = np.empty(k, np.int64), np.zeros(1, np.int64), False
         if self.mirror_key is None:
             mirrors = np.full(k, self.mirror)
         else:
@@ -240,27 +243,63 @@ class _Lane:
                 else:
                     mirrors = np.array([_mirrored(v) for v in flags], bool)
             except (IndexError, TypeError, ValueError):  # (the driver's error names the sample)
-                return outs, list(range(k))
-        status = np.empty(k, np.int64)
+                mirrors, failed, counter[0] = np.zeros(k, bool), True, k
+                status.fill(1)  # (every sample handed back, none taken)
         norm = self.norm
+        seed, first = window_stream(ctx.seed, ctx.batch.first_index + ctx.lo)
+        return _Claims(ctx, k, outs, status, failed, (addresses, sizes, out0, out_step, counter),
+                       (self.fns, self.ints, self.floats, *self.tables, seed, first, mirrors,
+                        norm.mean, norm.inv_std, status))
+
+    def work(self, claims: _Claims, leave: int = 0) -> None:
+        """Does samples of ``claims``, taken one at a time, until none is left to take (or,
+        with ``leave``, at most that many: other threads take them); any number of
+        threads may work on the same claims at once."""
         try:
             u8, f32 = self.scratch.arrays
         except AttributeError:
             u8, f32 = np.empty(0, np.uint8), np.empty(0, np.float32)
             self.scratch.stage = np.empty(self.stage_size, np.float32)
-        seed, first = window_stream(ctx.seed, ctx.batch.first_index + ctx.lo)
-        start = failed = 0
+        stage, j = self.scratch.stage, -1
         while True:
-            start, need_u8, need_f32, more = self.call(
-                addresses, sizes, out0, out_step, start, self.fns, self.ints, self.floats,
-                *self.tables, seed, first, mirrors, norm.mean, norm.inv_std, status, u8, f32,
-                self.scratch.stage)
-            failed += more
-            if start == k:
-                return outs, np.flatnonzero(status).tolist() if failed else []
+            j, need_u8, need_f32, failed = self.call(*claims.head, j, leave, *claims.tail,
+                                                     u8, f32, stage)
+            if failed:
+                claims.failed = True
+            if j == claims.n:
+                return
             u8 = u8 if need_u8 <= u8.size else np.empty(need_u8 * 5 // 4, np.uint8)
             f32 = f32 if need_f32 <= f32.size else np.empty(need_f32 * 5 // 4, np.float32)
             self.scratch.arrays = u8, f32
+
+    def done(self, claims: _Claims) -> tuple[np.ndarray, list[int]]:
+        """The outputs of worked claims, and the samples the call handed back (their rows
+        unwritten: the driver makes them, raising the errors and passing on
+        on_error="skip"'s stand-ins)."""
+        return claims.outs, np.flatnonzero(claims.status).tolist() if claims.failed else []
+
+    def run(self, datas: list, argv: dict, ctx: Any) -> tuple[np.ndarray, list[int]]:
+        """``start``, ``work`` and ``done`` on this thread."""
+        claims = self.start(datas, argv, ctx)
+        self.work(claims)
+        return self.done(claims)
+
+
+class _Claims:
+    """Samples for ``_Lane.work``: the call's arguments before and after the thread's own
+    (``head``, ``tail``), the outputs and each sample's status (``failed``: some not
+    done)."""
+
+    __slots__ = ("ctx", "n", "outs", "status", "failed", "head", "tail")
+
+    def __init__(self, ctx: Any, n: int, outs: np.ndarray, status: np.ndarray, failed: bool,
+                 head: tuple, tail: tuple):
+        self.ctx, self.n, self.outs, self.status, self.failed = ctx, n, outs, status, failed
+        self.head, self.tail = head, tail
+
+
+def _serial(fn: Any, n: int) -> list:
+    return [fn(i) for i in range(n)]
 
 
 class _DecodeResizeOp(SampleOp):
@@ -272,20 +311,56 @@ class _DecodeResizeOp(SampleOp):
         if lane is None:
             return self._per_sample(ins, argv, ctx)
         outs, handed_back = lane.run(ins[0], argv, ctx)
+        return self.redone(outs, handed_back, ins, argv, ctx, _serial)
+
+    def shared(self, ins: list, argv: dict, ctx: Any) -> _Shared | None:
+        """The whole batch (``ctx``) as work that the stage's threads share (the
+        executor's ``_run_shared``), or None where the compiled call does not cover this
+        operator."""
+        lane = lane_of(self.args["_prepared"])
+        if lane is None:
+            return None
+        return _Shared(self, lane, lane.start(ins[0], argv, ctx), ins, argv)
+
+    def redone(self, outs: np.ndarray, handed_back: list[int], ins: list, argv: dict,
+               ctx: Any, spread: Any) -> tuple:
+        """The outputs with the samples the call handed back made by the driver,
+        ``spread(fn, count)`` running ``fn(0)``, ... (on the pool's threads, or here)."""
         if not handed_back:
             return (outs,)
+
+        def one(i: int) -> Any:
+            j = handed_back[i]
+            sample = ChunkContext(ctx.batch, ctx.seed, ctx.lo + j, ctx.lo + j + 1,
+                                  None if ctx.source_info is None else ctx.source_info[j:j + 1])
+            return self._per_sample([x[j:j + 1] for x in ins],
+                                    {key: v[j:j + 1] for key, v in argv.items()}, sample)[0][0]
+
         samples, dense = list(outs), True
-        for j in handed_back:
-            one = ChunkContext(ctx.batch, ctx.seed, ctx.lo + j, ctx.lo + j + 1,
-                               None if ctx.source_info is None else ctx.source_info[j:j + 1])
-            out = self._per_sample([x[j:j + 1] for x in ins],
-                                   {key: v[j:j + 1] for key, v in argv.items()}, one)[0][0]
+        for j, out in zip(handed_back, spread(one, len(handed_back)), strict=True):
             if type(out) is np.ndarray and out.shape == outs.shape[1:] and \
                     out.dtype == outs.dtype:
                 outs[j] = out  # (the batch stays one block)
             else:  # a failed sample's stand-in, or another shape: a list of samples
                 samples[j], dense = out, False
         return (outs if dense else samples,)
+
+
+class _Shared:
+    """A batch of ``_decode_resize`` that the stage's threads work on together: each
+    calls ``work`` once (the compiled call takes samples one at a time), then one thread
+    calls ``outputs``."""
+
+    def __init__(self, op: _DecodeResizeOp, lane: _Lane, claims: _Claims, ins: list,
+                 argv: dict):
+        self.op, self.lane, self.claims, self.ins, self.argv = op, lane, claims, ins, argv
+
+    def work(self, leave: int = 0) -> None:
+        self.lane.work(self.claims, leave)
+
+    def outputs(self, spread: Any) -> tuple:
+        outs, handed_back = self.lane.done(self.claims)
+        return self.op.redone(outs, handed_back, self.ins, self.argv, self.claims.ctx, spread)
 
 
 def lane_of(prep: Prepared) -> _Lane | None:

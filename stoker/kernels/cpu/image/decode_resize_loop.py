@@ -12,9 +12,11 @@ anything, and the driver does the image (and raises its errors): data that is no
 JPEG, a header libjpeg-turbo refuses, an Exif orientation to apply, CMYK, lossless or
 unusual sampling, data without its end marker, a crop window that leaves the resized
 image, and any decode failure or warning. A window that shrinks 2x or more is decoded at
-a DCT scale, as the driver decodes it. ``decode_resize_chunk`` runs it for a chunk of
-samples, so the executor's threads take the GIL once per chunk, not once per image, and
-stores float16 or (h, w, C) outputs from the float32 (C, h, w) it computes.
+a DCT scale, as the driver decodes it. ``decode_resize_claimed`` runs it for the samples
+of a batch (or of a chunk): each thread calls it once and takes samples one at a time
+through a shared atomic counter, so the threads take the GIL once per batch, not once per
+image or chunk; it stores float16 or (h, w, C) outputs from the float32 (C, h, w) it
+computes.
 
 Arguments: the encoded bytes (1-D uint8), ``fns`` (``turbojpeg._fns``), the operator's
 constants packed once (``ints``, ``floats`` indexed by the I_ and F_ names below; the
@@ -131,21 +133,47 @@ def _half_native() -> bool:
 HALF = _half_native()
 
 
+@intrinsic
+def _take(typingctx, counter, count):  # pragma: no cover - compiled
+    """``counter[0]`` (1-D int64) before ``count`` is added to it, in one atomic step:
+    the threads of a batch take its samples through one counter (``count`` 0 reads it)."""
+    if not (isinstance(counter, types.Array) and counter.dtype == types.int64 and
+            isinstance(count, types.Integer)):
+        return None
+
+    def codegen(context, builder, sig, args):
+        array = context.make_array(sig.args[0])(context, builder, args[0])
+        step = context.cast(builder, args[1], sig.args[1], types.int64)
+        return builder.atomic_rmw("add", array.data, step, "monotonic")
+
+    return types.int64(counter, count), codegen
+
+
 @njit(nogil=True, cache=True)
-def decode_resize_chunk(addresses, sizes, out0, out_step, start, fns, ints, floats,
-                        min_table, mag_table, seed, first, mirrors, mean, inv_std, status,
-                        u8, f32, stage):  # pragma: no cover - compiled
-    """``decode_resize_chw`` for samples ``start``, ``start + 1``, ... of a chunk, in one
-    call: sample j's bytes are ``sizes[j]`` at ``addresses[j]`` (size 0 is handed back),
-    its output at ``out0 + j * out_step`` (the caller keeps both alive; (C, h, w) float32,
-    else written from ``stage``, float32 of C * h * w, as I_HALF and I_HWC say), its
-    window stream index ``first + j``, its status ``status[j]``. Returns (j, u8 size, f32
-    size, samples not done) when sample j needs larger scratch (call again from j with
-    it), else (number of samples, 0, 0, samples not done), counting from ``start``."""
+def decode_resize_claimed(addresses, sizes, out0, out_step, counter, j, leave, fns, ints,
+                          floats, min_table, mag_table, seed, first, mirrors, mean, inv_std,
+                          status, u8, f32, stage):  # pragma: no cover - compiled
+    """``decode_resize_chw`` for the samples this thread takes, one at a time, through
+    ``counter`` (``_take``), which every thread working on the same samples shares: sample
+    j's bytes are ``sizes[j]`` at ``addresses[j]`` (size 0 is handed back), its output at
+    ``out0 + j * out_step`` (the caller keeps both alive; (C, h, w) float32, else written
+    from ``stage``, float32 of C * h * w, as I_HALF and I_HWC say), its window stream
+    index ``first + j``, its status ``status[j]``. ``j`` >= 0: a sample already taken, done
+    first. With ``leave`` > 0 the thread stops taking samples when at most that many are
+    left (other threads take them). Returns (j, u8 size, f32 size, samples not done) when
+    sample j (taken) needs larger scratch (call again with it as ``j``), else (number of
+    samples, 0, 0, samples not done)."""
+    n = addresses.size
     shape = (3, ints[I_CROP_H], ints[I_CROP_W])
     staged = ints[I_HALF] != 0 or ints[I_HWC] != 0
     failed = 0
-    for j in range(start, addresses.size):
+    while True:
+        if j < 0:
+            if leave > 0 and _take(counter, 0) >= n - leave:
+                return n, 0, 0, failed
+            j = _take(counter, 1)
+            if j >= n:
+                return n, 0, 0, failed
         data = carray(_bytes_at(addresses[j]), sizes[j])
         place = out0 + j * out_step
         out = stage.reshape(shape) if staged else carray(_floats_at(place), shape)
@@ -159,7 +187,7 @@ def decode_resize_chunk(addresses, sizes, out0, out_step, start, fns, ints, floa
             failed += 1
         elif staged:
             _store(out, place, ints[I_HALF] != 0, ints[I_HWC] != 0)
-    return addresses.size, 0, 0, failed
+        j = -1
 
 
 @njit(nogil=True, cache=True)
