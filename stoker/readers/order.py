@@ -192,6 +192,9 @@ class Cursor:
     epoch: int = 0
     position: int = 0
     _cached: tuple[int, np.ndarray] | None = field(default=None, repr=False)
+    # What the last ``peek`` gave, from where, and where ``take`` then ends: the next
+    # batch's ``take`` is that peek (a reader reads the next batch's files ahead).
+    _peeked: tuple | None = field(default=None, repr=False)
 
     def set_window(self, window: int | None) -> None:
         """Reader epochs of ``window`` samples from now on (``EpochOrder.window``)."""
@@ -206,6 +209,11 @@ class Cursor:
     def take(self, n: int) -> SampleIds:
         """The next ``n`` samples; a batch runs on into the next epoch when one ends (DALI's
         readers never stop or shorten a batch at an epoch boundary)."""
+        peeked, self._peeked = self._peeked, None
+        if peeked is not None and peeked[0] is self.order and \
+                peeked[1:4] == (self.epoch, self.position, n):
+            self.epoch, self.position = peeked[4], peeked[5]
+            return peeked[6]
         parts: list[tuple[np.ndarray, int, int, int]] = []
         need = n
         while need > 0:
@@ -229,7 +237,12 @@ class Cursor:
 
     def peek(self, n: int) -> SampleIds:
         """What ``take(n)`` would give, without moving."""
-        return replace(self).take(n)
+        ahead = replace(self, _peeked=None)
+        ids = ahead.take(n)
+        self._peeked = (self.order, self.epoch, self.position, n, ahead.epoch, ahead.position,
+                        ids)
+        self._cached = ahead._cached  # (the epoch the next peek starts in: drawn once)
+        return ids
 
     def state(self) -> dict[str, int]:
         return {"epoch": self.epoch, "position": self.position}

@@ -191,6 +191,31 @@ def test_state_restores_the_stream_exactly():
         b.restore({"epoch": 0, "position": 10_000})
 
 
+def test_peek_then_take_gives_what_take_alone_gives():
+    """A reader peeks at the next batch to read it ahead; the take that follows reuses that
+    peek only from the same place, for the same count, in the same order."""
+    order = ReadOrder(23, 2, 1, shuffle="shard", seed=4, batch_size=5)
+    plain, peeking = Cursor(order), Cursor(order)
+    for n in (5, 5, 7, 5, 6, 5, 5):
+        ahead = peeking.peek(n)
+        assert peeking.take(n).index.tolist() == ahead.index.tolist() == \
+            plain.take(n).index.tolist()
+        assert peeking.state() == plain.state()
+    peeking.peek(5)
+    assert peeking.take(4).index.tolist() == plain.take(4).index.tolist()  # (another count)
+    saved = plain.state()
+    peeking.peek(5)
+    peeking.restore({"epoch": 0, "position": 2})
+    plain.restore({"epoch": 0, "position": 2})
+    assert peeking.take(5).index.tolist() == plain.take(5).index.tolist()
+    assert saved != plain.state()
+    peeking.peek(5)
+    peeking.set_window(4)
+    plain.set_window(4)
+    ids, want = peeking.take(5), plain.take(5)
+    assert ids.index.tolist() == want.index.tolist() and ids.epoch.tolist() == want.epoch.tolist()
+
+
 def test_permutation_is_a_pure_function_of_its_key():
     assert np.array_equal(permutation(100, 1, 2, 3), permutation(100, 1, 2, 3))
     assert not np.array_equal(permutation(100, 1, 2, 3), permutation(100, 1, 2, 4))
