@@ -117,7 +117,9 @@ def coin_flip_batch(ins: list, args: dict, ctx: Any) -> np.ndarray:
     n, shape = ctx.n, _sample_shape(ins, args)
     k = math.prod(shape)
     u = ctx.uniform(max(k, 1))[:, :k]
-    p = _column(args["probability"], n, 1)
+    p = args["probability"]
+    if type(p) is not float:  # (a constant float compares as it is: no broadcast column)
+        p = _column(p, n, 1)
     return _finish(u < p, n, shape, args["dtype"])
 
 
