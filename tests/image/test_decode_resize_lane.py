@@ -161,6 +161,23 @@ def test_threads_share_a_batch_and_do_each_sample_once(monkeypatch):
         assert {i for i, ok in done.items() if ok} == {i for i in done if INPUTS[i % n][2]}
 
 
+def test_a_batch_given_as_one_2d_array_equals_the_list():
+    """Encoded samples of one length may come as one (n, length) array (external_source):
+    its rows are views made on the fly, so the call finds their bytes through the array,
+    not through the objects' addresses."""
+    images = [_encode(_rgb(200, 230, seed), quality=90) for seed in (20, 21, 22)]
+    length = max(len(d) for d in images) + 4
+    # (each padded to one length with a comment segment after its start marker)
+    rows = [np.concatenate([d[:2], np.frombuffer(b"\xff\xfe" + struct.pack(
+        ">H", length - len(d) - 2) + bytes(length - len(d) - 4), np.uint8), d[2:]])
+        for d in images]
+    rows = [rows[0], rows[1], rows[2], rows[1], rows[0]]
+    want = np.array(_pipeline(rows, "train", {}, "random").run()[0].as_array())
+    got = np.array(_pipeline(np.stack(rows), "train", {}, "random").run()[0].as_array())
+    assert want.shape == (5, 3, 180, 190) and len({w.tobytes() for w in want}) > 1
+    np.testing.assert_array_equal(got, want)
+
+
 def test_a_thread_leaves_samples_for_the_others(monkeypatch):
     """``_Lane.work(claims, leave)`` stops taking samples when that many are left; another
     call takes the rest; the outputs are those of one call doing all."""
