@@ -48,8 +48,8 @@ def _upsample_row(src, width, off, dst):  # pragma: no cover - compiled
     for k in range(n - 1):
         a = np.int32(src[k])
         b = np.int32(src[k + 1])
-        dst[2 * k - off] = (a * wa0 + b * wb0) >> 7
-        dst[2 * k - off + 1] = (a * wa1 + b * wb1) >> 7
+        dst[2 * k - off] = np.int32(np.int32(a * wa0) + np.int32(b * wb0)) >> 7
+        dst[2 * k - off + 1] = np.int32(np.int32(a * wa1) + np.int32(b * wb1)) >> 7
     edge = np.int32(src[n - 1]) << 7
     dst[width - 1] = edge
     if off:
@@ -59,33 +59,35 @@ def _upsample_row(src, width, off, dst):  # pragma: no cover - compiled
 
 
 @njit(nogil=True, cache=True)
-def _row(yr, rows, w1, rgb, o):  # pragma: no cover - compiled
+def _row(yr, rows, w1, o):  # pragma: no cover - compiled
     """One output row: chroma blended vertically with 12-bit weights (4096 - w1, w1) and
-    centred on 0, the matrix with blue's sum wrapped to 32 bits, clipped (planar in
-    ``rgb``), then interleaved into ``o``.
+    centred on 0, the matrix in 32-bit arithmetic (blue's sum wraps), clipped, written
+    interleaved into ``o``.
 
     The weights are multiples of 1024, so swscale's ``(c0 w0 + c1 w1 + 2^9 - 2^26) >> 10``
     is exactly ``c0 w0/1024 + c1 w1/1024 - 2^16``; and its luma term
-    ``(y * 512 - Y_OFFSET) * Y_COEFF + 2^21`` is one product and a constant."""
-    b1 = np.int64(w1 // 1024)
-    b0 = 4 - b1
-    lum0 = np.int64(-Y_OFFSET * Y_COEFF + 2097152)
+    ``(y * 512 - Y_OFFSET) * Y_COEFF + 2^21`` is one product and a constant. Every step is
+    cast to int32 (numba computes integers in 64 bits): 32-bit lanes, twice as many per
+    vector, 1.45x faster a 640x360 frame, and C's wrap where blue passes 2^31."""
+    b1 = np.int32(w1 // 1024)
+    b0 = np.int32(4) - b1
+    lum0 = np.int32(-Y_OFFSET * Y_COEFF + 2097152)
+    luma, centre, top = np.int32(512 * Y_COEFF), np.int32(65536), np.int32(1073741823)
+    v2r, v2g, u2g, u2b = np.int32(V2R), np.int32(V2G), np.int32(U2G), np.int32(U2B)
+    zero = np.int32(0)
+    r0, r1, r2, r3 = rows[0], rows[1], rows[2], rows[3]
     width = o.shape[0]  # rows of the planes may be longer (their pitch)
-    for x in range(width):
-        cu = rows[0, x] * b0 + rows[2, x] * b1 - 65536
-        cv = rows[1, x] * b0 + rows[3, x] * b1 - 65536
-        lum = np.int64(yr[x]) * (512 * Y_COEFF) + lum0
-        r = lum + cv * V2R
-        g = lum + cv * V2G + cu * U2G
-        b = np.int64(np.int32(lum + cu * U2B))  # only blue's sum can pass 2^31
-        rgb[0, x] = np.uint8(min(max(r, 0), 1073741823) >> 22)
-        rgb[1, x] = np.uint8(min(max(g, 0), 1073741823) >> 22)
-        rgb[2, x] = np.uint8(min(max(b, 0), 1073741823) >> 22)
     flat = o.reshape(-1)
     for x in range(width):
-        flat[3 * x] = rgb[0, x]
-        flat[3 * x + 1] = rgb[1, x]
-        flat[3 * x + 2] = rgb[2, x]
+        cu = np.int32(np.int32(r0[x] * b0) + np.int32(r2[x] * b1) - centre)
+        cv = np.int32(np.int32(r1[x] * b0) + np.int32(r3[x] * b1) - centre)
+        lum = np.int32(np.int32(np.int32(yr[x]) * luma) + lum0)
+        r = np.int32(lum + np.int32(cv * v2r))
+        g = np.int32(np.int32(lum + np.int32(cv * v2g)) + np.int32(cu * u2g))
+        b = np.int32(lum + np.int32(cu * u2b))
+        flat[3 * x] = np.uint8(min(max(r, zero), top) >> 22)
+        flat[3 * x + 1] = np.uint8(min(max(g, zero), top) >> 22)
+        flat[3 * x + 2] = np.uint8(min(max(b, zero), top) >> 22)
 
 
 @njit(nogil=True, cache=True)
@@ -97,7 +99,6 @@ def to_rgb(y, u, v, hoff, voff, out):  # pragma: no cover - compiled
     h, w = out.shape[0], out.shape[1]
     ch = h // 2
     rows = np.zeros((4, w), np.int32)  # upsampled u, v of source row i0; u, v of i0 + 1
-    rgb = np.empty((3, w), np.uint8)
     have = -1
     for r in range(h):
         p = 2 * r + voff
@@ -115,4 +116,4 @@ def to_rgb(y, u, v, hoff, voff, out):  # pragma: no cover - compiled
                 _upsample_row(v[i0 + 1], w, hoff, rows[3])
             have = i0
         w1 = (p & 3) * 1024 if i1 != i0 else 0
-        _row(y[r], rows, w1, rgb, out[r])
+        _row(y[r], rows, w1, out[r])
