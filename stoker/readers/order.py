@@ -226,6 +226,11 @@ class Cursor:
             if self.position == len(idx):
                 self.epoch += 1
                 self.position = 0
+        if len(parts) == 1:  # (a batch within one epoch: no joining)
+            index, epoch, start, real = parts[0]
+            position = np.arange(start, start + len(index), dtype=np.int64)
+            return SampleIds(index, np.full(len(index), epoch, np.int64), position,
+                             position >= real)
         index = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, np.int64)
         epoch = np.concatenate([np.full(len(p[0]), p[1], np.int64) for p in parts]) \
             if parts else np.zeros(0, np.int64)
