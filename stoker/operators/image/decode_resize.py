@@ -142,6 +142,7 @@ class _Lane:
         self.stage_size = int(np.prod(out_shape)) if ints[L.I_HALF] or ints[L.I_HWC] else 0
         self.fns = turbojpeg._fns
         self.scratch = threading.local()  # (u8, f32): grown as images need; stage
+        self.most = (0, 0)  # the largest scratch any thread has needed
 
     @staticmethod
     def make(prep: Prepared) -> _Lane | None:
@@ -268,8 +269,11 @@ class _Lane:
                 claims.failed = True
             if j == claims.n:
                 return
-            u8 = u8 if need_u8 <= u8.size else np.empty(need_u8 * 5 // 4, np.uint8)
-            f32 = f32 if need_f32 <= f32.size else np.empty(need_f32 * 5 // 4, np.float32)
+            # Grown to the most any thread has needed: at 16 threads each thread grew at
+            # every larger image it met, and RSS rose 4-6% over 20 epochs as they did.
+            most = self.most = (max(self.most[0], need_u8), max(self.most[1], need_f32))
+            u8 = u8 if need_u8 <= u8.size else np.empty(most[0] * 5 // 4, np.uint8)
+            f32 = f32 if need_f32 <= f32.size else np.empty(most[1] * 5 // 4, np.float32)
             self.scratch.arrays = u8, f32
 
     def done(self, claims: _Claims) -> tuple[np.ndarray, list[int]]:
