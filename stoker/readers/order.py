@@ -242,7 +242,8 @@ class Cursor:
 
     def peek(self, n: int) -> SampleIds:
         """What ``take(n)`` would give, without moving."""
-        ahead = replace(self, _peeked=None)
+        ahead = Cursor(self.order, self.epoch, self.position, self._cached)  # (replace():
+        # 20 us of field introspection a batch)
         ids = ahead.take(n)
         self._peeked = (self.order, self.epoch, self.position, n, ahead.epoch, ahead.position,
                         ids)
