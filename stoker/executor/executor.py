@@ -431,7 +431,7 @@ class Executor:
         threads take the GIL once a batch each, where chunks took it once a chunk (per
         chunk, the Python between compiled calls costs 100-200 us of cold caches). As
         ``_run_sample_stage`` returns; ``_UNSHARED`` where the operator declines."""
-        run, seed, info, inputs, arg_nodes, outputs = step
+        _, seed, info, inputs, arg_nodes, outputs = step
         inst = bctx.variant.instances[op]
         ctx = ChunkContext(bctx, seed, 0, n, info, n, op)
         shared = inst.shared([values[x] for x in inputs],
