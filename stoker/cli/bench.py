@@ -135,6 +135,9 @@ def measure(args: Any) -> dict[str, Any] | None:
         rates = "  ".join(f"{p.name} {_rate(p.runs[-1]['images'] / p.runs[-1]['seconds']):>9}"
                           for p in peers)
         print(f"\r  run {i + 1}: {rates}  {unit(args.pipeline)}/s" + " " * 10, flush=True)
+        each_round = getattr(args, "each_round", None)  # (a benchmark's own measure, taken
+        if each_round is not None:  # between the peers' runs: the same machine's moment)
+            each_round()
     stats = {p.name: p.ask("stats") for p in peers}
     for p in peers:
         p.close()
