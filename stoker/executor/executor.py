@@ -37,6 +37,17 @@ _PENDING: Any = object()  # run_stages' key for a last stage still running on a 
 _UNSHARED: Any = object()  # _run_shared's answer where the operator declines
 
 
+def _shareable(ops: list[OpNode], instances: dict) -> OpNode | None:
+    """The one operator of ``ops`` whose instance can share a batch among the threads
+    (``shared``), where it needs nothing the others make: it runs first, over the batch."""
+    able = [op for op in ops if hasattr(instances[op], "shared")]
+    if len(able) != 1:
+        return None
+    made = {node for op in ops if op is not able[0] for node in op.outputs}
+    needs = {*able[0].inputs, *able[0].arg_nodes.values()}
+    return None if needs & made else able[0]
+
+
 class Deferred:
     """A batch an idle worker is still making; ``result()`` waits for its outputs (or
     raises what making it raised). The prefetcher delivers it in order like any batch."""
@@ -386,9 +397,11 @@ class Executor:
         profiler = self.profiler
         ops, live_out = stage.ops, stage.live_out
         rest = [op for op in ops if op not in stage.early]
-        # One operator that the stage's threads can work on together (after the draws):
-        # each thread's one call takes samples one at a time (_run_shared).
-        shares = len(rest) == 1 and hasattr(instances[rest[0]], "shared")
+        # An operator that the stage's threads can work on together (after the draws):
+        # each thread's one call takes samples one at a time (_run_shared); the stage's
+        # other operators (a cast of its output, of the labels) then run in chunks.
+        shared_op = _shareable(rest, instances)
+        shares = shared_op is not None
         chunks = [] if shares else self._chunks(stage, n, defer and self.num_threads > 1,
                                                 instances)
         if stage.early and (shares or len(chunks) > 1):
@@ -401,11 +414,17 @@ class Executor:
             # The worker and the queued batch must not hold the pipeline (garbage
             # collection closes it): a copy of the batch context without it.
             bctx = bctx.detached()
-        if shares:
-            pending = self._run_shared(stage, rest[0], steps[rest[0]], values, bctx, n,
-                                       live_out, defer)
+        if shared_op is not None:
+            after = [op for op in rest if op is not shared_op]
+            pending = self._run_shared(stage, shared_op, steps[shared_op], values, bctx, n,
+                                       list(shared_op.outputs) if after else live_out,
+                                       defer and not after, whole=not after)
             if pending is not _UNSHARED:
-                return pending
+                if not after:
+                    return pending
+                ops = after  # (they read its outputs from the batch's values)
+                made = set(shared_op.outputs)  # (a set: == on DataNodes builds a node)
+                live_out = [node for node in live_out if node not in made]
             chunks = self._chunks(stage, n, defer and self.num_threads > 1, instances)
         spent = [0.0] * len(chunks)
         if defer:
@@ -425,12 +444,15 @@ class Executor:
         return None
 
     def _run_shared(self, stage: Stage, op: OpNode, step: tuple, values: dict,
-                    bctx: BatchContext, n: int, live_out: list, defer: bool) -> Any:
+                    bctx: BatchContext, n: int, live_out: list, defer: bool,
+                    whole: bool = True) -> Any:
         """The stage's one operator over the whole batch, every thread on the same samples
         (``instance.shared``: each thread's one call takes them one at a time), so the
         threads take the GIL once a batch each, where chunks took it once a chunk (per
         chunk, the Python between compiled calls costs 100-200 us of cold caches). As
-        ``_run_sample_stage`` returns; ``_UNSHARED`` where the operator declines."""
+        ``_run_sample_stage`` returns; ``_UNSHARED`` where the operator declines.
+        ``whole``: the operator is all the stage runs here (else the values it stores are
+        ``live_out``, which the stage's other operators read)."""
         _, seed, info, inputs, arg_nodes, outputs = step
         inst = bctx.variant.instances[op]
         ctx = ChunkContext(bctx, seed, 0, n, info, n, op)
@@ -458,9 +480,11 @@ class Executor:
         def finish() -> None:
             if job is not None:
                 self.pool.collect(job)
-            self._measure(stage, sum(spent), n)
+            if whole:  # (else the chunks of the stage's other operators measure theirs)
+                self._measure(stage, sum(spent), n)
+            keep = set(live_out)  # (a set: == on DataNodes builds a node)
             for node, out in zip(outputs, shared.outputs(self.pool.map), strict=True):
-                if node in live_out:
+                if node in keep:
                     values[node] = out
             bctx.blocks = None  # (the batch's values hold the blocks they are)
 

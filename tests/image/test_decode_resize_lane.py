@@ -161,6 +161,49 @@ def test_threads_share_a_batch_and_do_each_sample_once(monkeypatch):
         assert {i for i, ok in done.items() if ok} == {i for i in done if INPUTS[i % n][2]}
 
 
+def test_a_shared_batch_then_the_stage_s_other_operators(monkeypatch):
+    """The stage's other operators (a cast of the images, one of the mirror flags) run in
+    chunks after the threads' shared batch, reading its outputs: the driver's results at
+    1, 2 and 3 threads."""
+    monkeypatch.setattr(DR, "DCT_SCALING", False)
+    data = [d for _, d, _ in INPUTS] * 2
+    shared = DR._DecodeResizeOp.shared
+    batches: list = []
+
+    def counted(self, ins, argv, ctx):
+        batches.append((ctx.lo, ctx.hi))
+        return shared(self, ins, argv, ctx)
+
+    monkeypatch.setattr(DR._DecodeResizeOp, "shared", counted)
+
+    def outputs(lane: bool, threads: int) -> list:
+        monkeypatch.setattr(DR, "LANE", lane)
+
+        @pipeline_def(batch_size=len(data), num_threads=threads, device_id=None, seed=5)
+        def pipe():
+            encoded = fn.external_source(source=lambda: data)
+            images = fn.decoders.image_random_crop(encoded, output_type=types.RGB)
+            images = fn.resize(images, resize_x=224, resize_y=200)
+            m = fn.random.coin_flip()
+            images = fn.crop_mirror_normalize(images, mean=MEAN, std=STD, mirror=m,
+                                              crop=(180, 190), dtype=types.FLOAT)
+            return fn.cast(images, dtype=types.FLOAT16), fn.cast(m, dtype=types.INT32)
+
+        p = pipe()
+        p.build()
+        return [[np.array(x) for x in out] for out in (p.run() + p.run())]
+
+    want = outputs(False, 2)
+    for threads in (1, 2, 3):
+        batches.clear()
+        got = outputs(True, threads)
+        assert batches and set(batches) == {(0, len(data))}
+        assert got[0][0].dtype == np.float16 and len(got[1]) == len(data)
+        for w, g in zip(want, got, strict=True):
+            for a, b in zip(w, g, strict=True):
+                np.testing.assert_array_equal(b, a)
+
+
 def test_a_batch_given_as_one_2d_array_equals_the_list():
     """Encoded samples of one length may come as one (n, length) array (external_source):
     its rows are views made on the fly, so the call finds their bytes through the array,
