@@ -446,7 +446,7 @@ class Executor:
     def _run_shared(self, stage: Stage, op: OpNode, step: tuple, values: dict,
                     bctx: BatchContext, n: int, live_out: list, defer: bool,
                     whole: bool = True) -> Any:
-        """The stage's one operator over the whole batch, every thread on the same samples
+        """One operator of the stage over the whole batch, every thread on the same samples
         (``instance.shared``: each thread's one call takes them one at a time), so the
         threads take the GIL once a batch each, where chunks took it once a chunk (per
         chunk, the Python between compiled calls costs 100-200 us of cold caches). As
