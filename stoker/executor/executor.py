@@ -4,11 +4,11 @@ Sources make the batch on the calling thread. Each per-sample stage is cut into 
 samples; one pool task runs a chunk through every operator of the stage (no barrier
 across the batch between operators). An operator with a batch kernel processes a dense
 chunk in one call, which is what makes small uniform samples fast; otherwise it loops
-over the chunk's samples. A stage that comes down to one operator able to share its
-batch (``shared``: the fused decode-resize lane) is not cut: every thread makes one call
-that takes the batch's samples one at a time, so a thread holds the GIL once a batch,
-where chunks held it once a chunk (``_run_shared``). Errors name the operator, the user's
-line and the sample.
+over the chunk's samples. An operator able to share its batch (``shared``: the fused
+decode-resize lane) is not cut: every thread makes one call that takes the batch's
+samples one at a time, so a thread holds the GIL once a batch, where chunks held it once
+a chunk (``_run_shared``); the stage's other operators then run in chunks. Errors name
+the operator, the user's line and the sample.
 """
 
 from __future__ import annotations
