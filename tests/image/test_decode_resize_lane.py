@@ -133,6 +133,20 @@ def test_compiled_call_equals_the_driver_bit_for_bit(kind, resize_args, mirror, 
     assert {i for i, ok in done.items() if ok} == {i for i in done if INPUTS[i % n][2]}
 
 
+def _shared_calls(monkeypatch) -> list:
+    """Each batch the executor shares among the threads, as (operator instance, inputs,
+    arguments, context) of its ``_DecodeResizeOp.shared`` call."""
+    calls: list = []
+    shared = DR._DecodeResizeOp.shared
+
+    def kept(self, ins, argv, ctx):
+        calls.append((self, ins, argv, ctx))
+        return shared(self, ins, argv, ctx)
+
+    monkeypatch.setattr(DR._DecodeResizeOp, "shared", kept)
+    return calls
+
+
 def test_threads_share_a_batch_and_do_each_sample_once(monkeypatch):
     """The stage's threads share the whole batch (executor._run_shared: each thread's
     call takes samples one at a time): the same outputs at 1, 2, 3 and 7 threads as the
@@ -141,19 +155,12 @@ def test_threads_share_a_batch_and_do_each_sample_once(monkeypatch):
     monkeypatch.setattr(DR, "DCT_SCALING", False)
     data = [d for _, d, _ in INPUTS] * 3
     want, _ = _run(monkeypatch, False, data, "train", {}, "random", num_threads=2)
-    shared = DR._DecodeResizeOp.shared
-    batches: list = []
-
-    def counted(self, ins, argv, ctx):
-        batches.append((ctx.lo, ctx.hi))
-        return shared(self, ins, argv, ctx)
-
-    monkeypatch.setattr(DR._DecodeResizeOp, "shared", counted)
+    calls = _shared_calls(monkeypatch)
     for threads in (1, 2, 3, 7):
-        batches.clear()
+        calls.clear()
         got, done = _run(monkeypatch, True, data, "train", {}, "random", batches=2,
                          num_threads=threads)
-        assert set(batches) == {(0, len(data))}
+        assert {(c[3].lo, c[3].hi) for c in calls} == {(0, len(data))}
         for batch_want, batch_got in zip(want, got, strict=True):
             for w, g in zip(batch_want, batch_got, strict=True):
                 np.testing.assert_array_equal(g, w)
@@ -167,14 +174,7 @@ def test_a_shared_batch_then_the_stage_s_other_operators(monkeypatch):
     1, 2 and 3 threads."""
     monkeypatch.setattr(DR, "DCT_SCALING", False)
     data = [d for _, d, _ in INPUTS] * 2
-    shared = DR._DecodeResizeOp.shared
-    batches: list = []
-
-    def counted(self, ins, argv, ctx):
-        batches.append((ctx.lo, ctx.hi))
-        return shared(self, ins, argv, ctx)
-
-    monkeypatch.setattr(DR._DecodeResizeOp, "shared", counted)
+    calls = _shared_calls(monkeypatch)
 
     def outputs(lane: bool, threads: int) -> list:
         monkeypatch.setattr(DR, "LANE", lane)
@@ -195,9 +195,9 @@ def test_a_shared_batch_then_the_stage_s_other_operators(monkeypatch):
 
     want = outputs(False, 2)
     for threads in (1, 2, 3):
-        batches.clear()
+        calls.clear()
         got = outputs(True, threads)
-        assert batches and set(batches) == {(0, len(data))}
+        assert calls and {(c[3].lo, c[3].hi) for c in calls} == {(0, len(data))}
         assert got[0][0].dtype == np.float16 and len(got[1]) == len(data)
         for w, g in zip(want, got, strict=True):
             for a, b in zip(w, g, strict=True):
@@ -226,17 +226,11 @@ def test_a_thread_leaves_samples_for_the_others(monkeypatch):
     call takes the rest; the outputs are those of one call doing all."""
     monkeypatch.setattr(DR, "DCT_SCALING", False)
     data = [d for _, d, ok in INPUTS if ok] * 2
-    seen: list = []
-    shared = DR._DecodeResizeOp.shared
-
-    def kept(self, ins, argv, ctx):
-        seen.append((DR.lane_of(self.args["_prepared"]), ins, argv, ctx))
-        return shared(self, ins, argv, ctx)
-
-    monkeypatch.setattr(DR._DecodeResizeOp, "shared", kept)
+    calls = _shared_calls(monkeypatch)
     p = _pipeline(data, "train", {}, "random", num_threads=1)
     want = np.array(p.run()[0].as_array())
-    lane, ins, argv, ctx = seen[0]
+    op, ins, argv, ctx = calls[0]
+    lane = DR.lane_of(op.args["_prepared"])
     claims = lane.start(ins[0], argv, ctx)
     counter = claims.head[4]
     lane.work(claims, leave=5)
