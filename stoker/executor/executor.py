@@ -401,10 +401,9 @@ class Executor:
         # each thread's one call takes samples one at a time (_run_shared); the stage's
         # other operators (a cast of its output, of the labels) then run in chunks.
         shared_op = _shareable(rest, instances)
-        shares = shared_op is not None
-        chunks = [] if shares else self._chunks(stage, n, defer and self.num_threads > 1,
-                                                instances)
-        if stage.early and (shares or len(chunks) > 1):
+        chunks = [] if shared_op is not None else self._chunks(
+            stage, n, defer and self.num_threads > 1, instances)
+        if stage.early and (shared_op is not None or len(chunks) > 1):
             # The batch's draws (compile._mark_draws) once, here; the chunks read them.
             drawn = run_ops(stage.early, 0, n)
             values.update(drawn)
@@ -417,7 +416,6 @@ class Executor:
         if shared_op is not None:
             after = [op for op in rest if op is not shared_op]
             pending = self._run_shared(stage, shared_op, steps[shared_op], values, bctx, n,
-                                       list(shared_op.outputs) if after else live_out,
                                        defer and not after, whole=not after)
             if pending is not _UNSHARED:
                 if not after:
@@ -444,15 +442,14 @@ class Executor:
         return None
 
     def _run_shared(self, stage: Stage, op: OpNode, step: tuple, values: dict,
-                    bctx: BatchContext, n: int, live_out: list, defer: bool,
-                    whole: bool = True) -> Any:
+                    bctx: BatchContext, n: int, defer: bool, whole: bool = True) -> Any:
         """One operator of the stage over the whole batch, every thread on the same samples
         (``instance.shared``: each thread's one call takes them one at a time), so the
         threads take the GIL once a batch each, where chunks took it once a chunk (per
         chunk, the Python between compiled calls costs 100-200 us of cold caches). As
         ``_run_sample_stage`` returns; ``_UNSHARED`` where the operator declines.
-        ``whole``: the operator is all the stage runs here (else the values it stores are
-        ``live_out``, which the stage's other operators read)."""
+        Its outputs go into ``values`` (the stage's other operators read them there).
+        ``whole``: the operator is all the stage runs here."""
         _, seed, info, inputs, arg_nodes, outputs = step
         inst = bctx.variant.instances[op]
         ctx = ChunkContext(bctx, seed, 0, n, info, n, op)
@@ -482,10 +479,7 @@ class Executor:
                 self.pool.collect(job)
             if whole:  # (else the chunks of the stage's other operators measure theirs)
                 self._measure(stage, sum(spent), n)
-            keep = set(live_out)  # (a set: == on DataNodes builds a node)
-            for node, out in zip(outputs, shared.outputs(self.pool.map), strict=True):
-                if node in keep:
-                    values[node] = out
+            values.update(zip(outputs, shared.outputs(self.pool.map), strict=True))
             bctx.blocks = None  # (the batch's values hold the blocks they are)
 
         if defer and job is not None:
