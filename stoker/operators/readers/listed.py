@@ -32,7 +32,6 @@ def check_dataset(fn: str, args: dict) -> None:
         raise ArgumentError(f"{fn}: argument 'files' is an empty list")
 
 
-
 def dataset_args(what: str, pattern: str) -> tuple[Arg, ...]:
     """The arguments that name a listed-files reader's dataset: ``file_root`` (files
     that ``file_filter``, default ``pattern``, matches), ``file_list`` or ``files``;
@@ -45,6 +44,7 @@ def dataset_args(what: str, pattern: str) -> tuple[Arg, ...]:
         Arg("file_list", "str", None, "Text file with one path per line."),
         Arg("files", "strs", None, "Paths of the files, in reading order."),
     )
+
 
 class ListedFilesReader(IndexedReader):
     """A reader of listed files: subclasses say how a file becomes its outputs."""
