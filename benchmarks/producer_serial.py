@@ -33,6 +33,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 
 SPENT = {"producer": 0.0, "tasks": 0.0, "ops": 0.0, "batches": 0}
+# Running totals of the producer's task and operator time, never reset: each batch counts
+# its own part of them (a batch under way when SPENT is reset counts whole or not at all).
+_RUNNING = {"tasks": 0.0, "ops": 0.0}
+_GENERATION = [0]
 _PRODUCERS: set[int] = set()
 
 
@@ -47,12 +51,16 @@ def _instrument() -> None:
 
     def timed_make(self, *args, **kwargs):
         _PRODUCERS.add(threading.get_ident())
+        generation, before = _GENERATION[0], dict(_RUNNING)
         start = time.thread_time()
         try:
             return make(self, *args, **kwargs)
         finally:
-            SPENT["producer"] += time.thread_time() - start
-            SPENT["batches"] += 1
+            if generation == _GENERATION[0]:  # (begun before the reset: not counted)
+                SPENT["producer"] += time.thread_time() - start
+                for key, value in before.items():
+                    SPENT[key] += _RUNNING[key] - value
+                SPENT["batches"] += 1
 
     in_task = threading.local()
 
@@ -67,7 +75,7 @@ def _instrument() -> None:
             finally:
                 in_task.on = was
                 for key in keys:
-                    SPENT[key] += time.thread_time() - start
+                    _RUNNING[key] += time.thread_time() - start
         return timed
 
     init = pool._Job.__init__
@@ -95,6 +103,7 @@ def measure(name: str, root: str, batch: int, threads: int, batches: int) -> tup
     for _ in range(4):
         pipe.run()
     SPENT.update(producer=0.0, tasks=0.0, ops=0.0, batches=0)
+    _GENERATION[0] += 1
     start = time.perf_counter()
     for _ in range(batches):
         pipe.run()
