@@ -358,16 +358,63 @@ def test_the_next_batch_is_read_ahead_and_taken_only_if_asked_for(tmp_path, monk
         assert [a.tobytes() for a in out] == [open(p, "rb").read() for p in want]
 
     reader = files.FileBatchReader(2)
-    check(reader.read(paths[:8], ahead=paths[8:16]), paths[:8])
-    [f.result() for f in reader._ahead[1]]  # the read ahead finishes in the background
+    check(reader.read(paths[:8]), paths[:8])
+    second, third = object(), object()
+    reader.ahead(second, lambda: reader.read_here(paths[8:16]))
+    reader._ahead[1].result()  # the read ahead finishes in the background
     assert reads == paths[:16]
-    check(reader.read(paths[8:16], ahead=paths[16:]), paths[8:16])
-    [f.result() for f in reader._ahead[1]]
+    check(reader.taken(second), paths[8:16])
+    assert reader.taken(second) is None  # taken once
+    reader.ahead(third, lambda: reader.read_here(paths[16:]))
+    reader._ahead[1].result()
     assert reads == paths  # the files read ahead were taken, not read a second time
-    del reads[:]
-    check(reader.read(paths[:8]), paths[:8])  # not what was read ahead: read now
-    assert sorted(reads) == sorted(paths[:8])
+    assert reader.taken(object()) is None  # not what was read ahead: dropped
+    assert reader.taken(third) is None
     reader.close()
+
+
+def test_a_file_reader_takes_the_batch_it_read_ahead_and_only_that(tmp_path, monkeypatch):
+    """The pipeline's reader names and reads the next batch on its pool while this one is
+    decoded; the batch takes those bytes when it is the batch that was peeked, and reads
+    its own files when the stream moved elsewhere (a checkpoint restored)."""
+    from stoker.readers import files
+
+    for c in range(2):
+        (tmp_path / f"c{c}").mkdir()
+        for i in range(12):
+            (tmp_path / f"c{c}" / f"{i:02d}.jpg").write_bytes(bytes([c, i]) * 6000)
+    reads: list[str] = []
+    real = files.read_file
+    monkeypatch.setattr(files, "read_file", lambda p: (reads.append(p), real(p))[1])
+    monkeypatch.setattr(files, "POOL_MIN_MEAN_BYTES", 0)
+
+    @pipeline_def(batch_size=8, num_threads=2, device_id=None, exec_async=False,
+                  exec_pipelined=False, enable_checkpointing=True)
+    def pipe():
+        data, label = fn.readers.file(file_root=str(tmp_path), random_shuffle=True, seed=3,
+                                      name="Reader")
+        return data, label
+
+    def batch(out):
+        return [(bytes(np.asarray(d)[:2]), int(np.asarray(lab)[0]))
+                for d, lab in zip(out[0], out[1], strict=True)]
+
+    p = pipe()
+    p.build()
+    first = batch(p.run())
+    saved = p.checkpoint()
+    second = batch(p.run())
+    third = batch(p.run())
+    for d, lab in first + second + third:
+        assert d[0] == lab  # each file's label is its class folder
+    assert len({d for d, _ in first + second + third}) == 24  # one epoch: no repeat
+    p.close()  # (waits for the read ahead of the fourth batch)
+    # Each batch read once (the first now, the others ahead), and the fourth ahead.
+    assert len(reads) == 32 and len(set(reads[:24])) == 24
+    restored = pipe(checkpoint=saved)
+    restored.build()
+    assert batch(restored.run()) == second and batch(restored.run()) == third
+    restored.close()
 
 
 @pytest.mark.parametrize("blob", [False, True])

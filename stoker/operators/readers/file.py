@@ -52,8 +52,6 @@ class FileReader(IndexedReader):
 
     def __init__(self, op: OpNode, pipeline: Any):
         self._reader = FileBatchReader(getattr(pipeline, "num_threads", 1) or 1)
-        # The next batch's (rows, names, paths), as read ahead.
-        self._peeked: tuple[list[int], list[str], list[str]] | None = None
         super().__init__(op, pipeline)
 
     def _build_index(self) -> SampleIndex:
@@ -66,30 +64,31 @@ class FileReader(IndexedReader):
                                     a["case_sensitive_filter"], who)
 
     def _read(self, ids: SampleIds, bctx: Any) -> tuple[list, list[str]]:
-        index, count = self.index, len(ids)
-        paths = index.paths
-        rows = ids.index.tolist()
-        peeked, self._peeked = self._peeked, None
-        if peeked is not None and peeked[0] == rows:  # (named when it was read ahead)
-            names, joined = peeked[1], peeked[2]
-        else:
-            names = paths.names(rows)
-            joined = paths.joined(names)
-        ahead: list[str] = []
-        if bctx.failures is None and self._reader.uses_pool(count):
-            # The next batch's files, read while this one is decoded.
-            peek = self._cursor().peek(count).index.tolist()
-            peek_names = paths.names(peek)
-            ahead = paths.joined(peek_names)
-            self._peeked = (peek, peek_names, ahead)
+        reader, count = self._reader, len(ids)
+        # (names, bytes, labels) as read ahead on the reader's pool, when these ids were
+        # the peek it was read for.
+        made = reader.taken(ids)
+        if made is None:
+            made = self._named_read(ids, reader.read, bctx)
+        if bctx.failures is None and reader.uses_pool(count):
+            # The next batch, named and read there while this one is decoded.
+            peek = self._cursor().peek(count)
+            reader.ahead(peek, lambda: self._named_read(peek, reader.read_here))
+        names, data, labels = made
+        return [data, labels], names
+
+    def _named_read(self, ids: SampleIds, read: Any, bctx: Any = None) -> tuple:
+        """The samples' names, file bytes and labels; ``read(paths)`` reads the files."""
+        index = self.index
+        names = index.paths.names(ids.index.tolist())
+        joined = index.paths.joined(names)
         try:
-            data = self._reader.read(joined, ahead)
+            data = read(joined)
         except OSError as e:
-            if bctx.failures is None:
+            if bctx is None or bctx.failures is None:
                 raise self._read_error(e) from e
             data = self._read_each(joined, bctx)
-        labels = index.labels[ids.index].reshape(-1, 1)
-        return [data, labels], names
+        return names, data, index.labels[ids.index].reshape(-1, 1)
 
     def _read_error(self, e: OSError) -> SampleError:
         path = e.filename or "?"
