@@ -170,6 +170,12 @@ class DataNode:
     def __getitem__(self, index: Any) -> DataNode:
         return RECORDER.subscript(self, index)
 
+    def __iter__(self) -> Any:
+        # (Without it, Python iterates through __getitem__: 0, 1, 2, ... recording a
+        # subscript each, forever. DALI raises TypeError too.)
+        raise TypeError("a DataNode is not iterable (an operator with several outputs "
+                        "returns them as a list; one output is one DataNode)")
+
     # -- arithmetic: recorded as nodes by stoker.operators.tensor.arithmetic ---------------
     def _bin(self, op: str, other: Any, reverse: bool = False) -> DataNode:
         record = RECORDER.expression

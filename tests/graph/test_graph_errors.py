@@ -107,6 +107,17 @@ def test_datanode_has_no_truth_value() -> None:
             bool(x > 0)
 
 
+def test_datanode_is_not_iterable() -> None:
+    """Unpacking one output (``a, b = fn.op(...)`` on a single-output operator) raises, as
+    in DALI, instead of recording subscripts 0, 1, 2, ... forever."""
+    with _pipe():
+        x = fn.external_source(source=_batch)
+        with pytest.raises(TypeError, match="not iterable"):
+            a, b = x
+        with pytest.raises(TypeError, match="not iterable"):
+            list(x)
+
+
 # -- devices ---------------------------------------------------------------------------------
 
 
