@@ -42,16 +42,27 @@ class _Job:
             i = next(self.counter)
             if i >= self.n:
                 return
-            try:
-                self.results[i] = self.fn(i)
-            except BaseException as e:  # handed to the submitting thread
-                self.errors[i] = e
-            with self.lock:
-                self.pending -= 1
-                if self.pending == 0:
-                    self.done.set()
+            self._do(i)
             if self.n - 1 - i <= keep:
                 return
+
+    def one(self) -> bool:
+        """Does one task, if one is left unclaimed (False when none is)."""
+        i = next(self.counter)
+        if i >= self.n:
+            return False
+        self._do(i)
+        return True
+
+    def _do(self, i: int) -> None:
+        try:
+            self.results[i] = self.fn(i)
+        except BaseException as e:  # handed to the submitting thread
+            self.errors[i] = e
+        with self.lock:
+            self.pending -= 1
+            if self.pending == 0:
+                self.done.set()
 
 
 class WorkerPool:
@@ -120,12 +131,13 @@ class WorkerPool:
         return job
 
     def post(self, fn: Callable[[int], Any], n: int) -> _Job:
-        """``fn(0)``, ..., ``fn(n - 1)`` on the workers alone (``n`` at most their number,
-        one each unless one finishes before another starts); ``collect(job)`` waits."""
+        """``fn(0)``, ..., ``fn(n - 1)`` on the workers (up to one each at a time, in
+        order, behind the tasks queued before), returning at once; ``collect(job)`` waits.
+        Another thread may take tasks too (``job.work()``, ``job.one()``)."""
         if self._closed:
             raise RuntimeError("the worker pool is closed")
         job = _Job(fn, n)
-        for _ in range(n):
+        for _ in range(min(n, len(self._threads))):
             self._tasks.put(job)
         return job
 

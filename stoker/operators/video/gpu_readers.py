@@ -26,7 +26,9 @@ from stoker.operators.machinery.schema import Arg, Example, Input, OpSchema
 class WindowsMixin:
     """A reader instance whose clips are window descriptions (JSON bytes per sample)."""
 
-    def decode(self, data: Any, windows: list, bctx: Any) -> list:
+    reads_ahead = False
+
+    def decode(self, data: Any, windows: list, bctx: Any, following: Any = None) -> list:
         out = []
         for e, frames in windows:
             desc = {"path": data.entries[e].path, "frames": frames.tolist()}

@@ -33,10 +33,13 @@ class VideoReader(IndexedReader):
     """Source instance of experimental.readers.video, readers.video and video_resize."""
 
     legacy = False
+    reads_ahead = True  # (the next batch's windows decode on threads this one leaves idle)
 
     def __init__(self, op: OpNode, pipeline: Any):
         self.threads = max(1, int(getattr(pipeline, "num_threads", 1) or 1))
         self.pool: Any = None
+        # The next batch's (peeked ids, _Decoding), begun while this one is decoded.
+        self._ahead: tuple[Any, _Decoding] | None = None
         if "pad_mode" in op.arg_nodes:
             raise ArgumentError(f"{op.describe()}: a per-sample 'pad_mode' is not supported "
                                 "by the readers; give a constant")
@@ -54,64 +57,39 @@ class VideoReader(IndexedReader):
 
     # -- a batch ----------------------------------------------------------------------------
     def _read(self, ids: Any, bctx: Any) -> tuple[list, list[str]]:
-        data, ids = self.index, ids.index.tolist()
-        windows = [data.frames(i) for i in ids]
-        names = [data.entries[e].path for e, _ in windows]
-        video = self.decode(data, windows, bctx)
-        return self.outputs(data, windows, video), names
-
-    def decode(self, data: VideoDataset, windows: list, bctx: Any) -> Any:
-        """The batch's clips: one dense array when every file has one size."""
-        from stoker.executor.context import FAILED
-        from stoker.kernels.cpu.video.decode import (
-            decode_into,
-            drop_thread_decoder,
-            thread_decoder,
-        )
-
-        n = len(windows)
-        length = self.args["sequence_length"]
-        shapes = {(data.indexes[e].height, data.indexes[e].width) for e, _ in windows}
-        dense = None
-        if len(shapes) == 1:
-            h, w = shapes.pop()
-            dense = buffers.empty((n, length, h, w, 3), np.uint8)
-        fill = self.fill_value()
-        ycbcr = self.ycbcr()
-        out: list[Any] = [None] * n
-        errors: dict[int, BaseException] = {}
-
-        def run(rows: list[int]) -> None:
-            for row in rows:
-                e, frames = windows[row]
-                index = data.indexes[e]
-                target = dense[row] if dense is not None else \
-                    buffers.empty((length, index.height, index.width, 3), np.uint8)
-                try:
-                    decode_into(thread_decoder(index), frames, fill, ycbcr, target)
-                    out[row] = target
-                except Exception as err:  # the decoder is in doubt: open it afresh
-                    drop_thread_decoder(index)
-                    errors[row] = err
-
-        runs = plan_runs(windows, self.threads, lambda e: data.indexes[e].seek_frame)
-        if self.pool is not None and len(runs) > 1:
-            self.pool.map(lambda k: run(runs[k]), len(runs))
+        data = self.index
+        ahead, self._ahead = self._ahead, None
+        decoding = None
+        if ahead is not None and ahead[0] is ids:  # begun at the last batch, for these ids
+            decoding = ahead[1]
+            windows = decoding.windows
         else:
-            for r in runs:
-                run(r)
-        for row, err in sorted(errors.items()):
-            path = data.entries[windows[row][0]].path
-            reason = str(err) if isinstance(err, VideoError) else \
-                f"cannot decode video {path!r}: {type(err).__name__}: {err}"
-            message = f"{self._who()}: {reason}"
-            if not bctx.fail(row, message):
-                raise SampleError(message, op=self.op.schema.fn_name, source=path,
-                                  where=self.op.where) from err
-            out[row] = FAILED
-        if dense is not None and not errors:
-            return self.finish(dense)
-        return [x if x is FAILED else self.finish(x) for x in out]
+            if ahead is not None:
+                ahead[1].cancel()  # (the stream moved: a checkpoint restored)
+            windows = [data.frames(i) for i in ids.index.tolist()]
+        following = None
+        if self.reads_ahead and bctx.failures is None and self.pool is not None and \
+                self.pool.num_threads > 1:
+            # The next batch's runs queue behind this one's: threads that finish their
+            # last run of this batch go on to them instead of waiting for the others.
+            peek = self._cursor().peek(len(ids))
+            following = _Decoding(self, data, [data.frames(i) for i in peek.index.tolist()])
+            self._ahead = (peek, following)
+        video = decoding.result(bctx, following) if decoding is not None else \
+            self.decode(data, windows, bctx, following)
+        return self.outputs(data, windows, video), [data.entries[e].path for e, _ in windows]
+
+    def decode(self, data: VideoDataset, windows: list, bctx: Any,
+               following: _Decoding | None = None) -> Any:
+        """The batch's clips: one dense array when every file has one size (``following``:
+        ``_Decoding.result``'s)."""
+        return _Decoding(self, data, windows).result(bctx, following)
+
+    def close(self) -> None:
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None:
+            ahead[1].cancel()
+        super().close()
 
     def finish(self, clips: np.ndarray) -> Any:
         return clips
@@ -143,6 +121,83 @@ class VideoReader(IndexedReader):
         if a.get("enable_timestamps"):
             outs.append(np.stack([data.indexes[e].timestamps(f) for e, f in windows]))
         return outs
+
+
+class _Decoding:
+    """A batch of windows being decoded: its runs (``plan_runs``) are queued on the pool's
+    workers when it is made, and ``result`` collects them. A failed window is kept with
+    its error, which ``result`` raises or (``on_error="skip"``) reports."""
+
+    def __init__(self, reader: VideoReader, data: VideoDataset, windows: list):
+        self.reader, self.data, self.windows = reader, data, windows
+        n = len(windows)
+        self.length = reader.args["sequence_length"]
+        shapes = {(data.indexes[e].height, data.indexes[e].width) for e, _ in windows}
+        self.dense = None
+        if len(shapes) == 1:
+            h, w = shapes.pop()
+            self.dense = buffers.empty((n, self.length, h, w, 3), np.uint8)
+        self.fill, self.ycbcr = reader.fill_value(), reader.ycbcr()
+        self.out: list[Any] = [None] * n
+        self.errors: dict[int, BaseException] = {}
+        self.cancelled = False
+        self.runs = plan_runs(windows, reader.threads, lambda e: data.indexes[e].seek_frame)
+        pool = reader.pool
+        self.job = pool.post(self._run, len(self.runs)) \
+            if pool is not None and pool.num_threads > 1 and len(self.runs) > 1 else None
+
+    def cancel(self) -> None:
+        """Runs not yet begun do nothing (the batch will not be asked for)."""
+        self.cancelled = True
+        self.job = None  # (the job holds this through its function: no cycle to collect)
+
+    def _run(self, k: int) -> None:
+        from stoker.kernels.cpu.video.decode import decode_into, drop_thread_decoder, thread_decoder
+
+        for row in self.runs[k]:
+            if self.cancelled:
+                return
+            e, frames = self.windows[row]
+            index = self.data.indexes[e]
+            target = self.dense[row] if self.dense is not None else \
+                buffers.empty((self.length, index.height, index.width, 3), np.uint8)
+            try:
+                decode_into(thread_decoder(index), frames, self.fill, self.ycbcr, target)
+                self.out[row] = target
+            except Exception as err:  # the decoder is in doubt: open it afresh
+                drop_thread_decoder(index)
+                self.errors[row] = err
+
+    def result(self, bctx: Any, following: _Decoding | None = None) -> Any:
+        """The clips (one dense array when every file has one size), once every run is
+        done: this thread takes runs too, then, while the workers end theirs, runs of
+        ``following`` (the next batch's)."""
+        from stoker.executor.context import FAILED
+
+        job = self.job
+        if job is None:
+            for k in range(len(self.runs)):
+                self._run(k)
+        else:
+            job.work()
+            while not job.done.is_set():
+                if following is None or following.job is None or not following.job.one():
+                    break
+            self.job = None  # (see cancel)
+            self.reader.pool.collect(job)
+        reader = self.reader
+        for row, err in sorted(self.errors.items()):
+            path = self.data.entries[self.windows[row][0]].path
+            reason = str(err) if isinstance(err, VideoError) else \
+                f"cannot decode video {path!r}: {type(err).__name__}: {err}"
+            message = f"{reader._who()}: {reason}"
+            if not bctx.fail(row, message):
+                raise SampleError(message, op=reader.op.schema.fn_name, source=path,
+                                  where=reader.op.where) from err
+            self.out[row] = FAILED
+        if self.dense is not None and not self.errors:
+            return reader.finish(self.dense)
+        return [x if x is FAILED else reader.finish(x) for x in self.out]
 
 
 def plan_runs(windows: list, threads: int, seek_frame: Any = None) -> list[list[int]]:
