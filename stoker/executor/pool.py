@@ -18,19 +18,39 @@ from typing import Any
 _live: weakref.WeakSet[WorkerPool] = weakref.WeakSet()
 
 
+class _Latch:
+    """``threading.Event``'s set/is_set/wait for an event set once, on one lock: a batch
+    makes a job or two, on the producer's serial path, and an Event is a Condition of a
+    few Python objects."""
+
+    __slots__ = ("_lock",)
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._lock.acquire()
+
+    def set(self) -> None:
+        self._lock.release()
+
+    def is_set(self) -> bool:
+        return not self._lock.locked()
+
+    def wait(self) -> None:
+        with self._lock:  # (each waiter in turn takes it and lets it go)
+            pass
+
+
 class _Job:
-    __slots__ = ("fn", "n", "counter", "results", "errors", "pending", "lock", "done",
-                 "claimed")
+    __slots__ = ("fn", "n", "counter", "finished", "results", "errors", "done", "claimed")
 
     def __init__(self, fn: Callable[[int], Any], n: int):
         self.fn = fn
         self.n = n
         self.counter = itertools.count()
+        self.finished = itertools.count(1)  # (next() is atomic: no lock to count tasks)
         self.results: list[Any] = [None] * n
         self.errors: list[BaseException | None] = [None] * n
-        self.pending = n
-        self.lock = threading.Lock()
-        self.done = threading.Event()
+        self.done = _Latch()
         self.claimed: Any = None  # the pool whose idle worker try_submit promised it
         if n == 0:
             self.done.set()
@@ -59,10 +79,8 @@ class _Job:
             self.results[i] = self.fn(i)
         except BaseException as e:  # handed to the submitting thread
             self.errors[i] = e
-        with self.lock:
-            self.pending -= 1
-            if self.pending == 0:
-                self.done.set()
+        if next(self.finished) == self.n:
+            self.done.set()
 
 
 class WorkerPool:
