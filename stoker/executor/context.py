@@ -156,7 +156,7 @@ class ChunkContext:
 
     def uniform(self, count: int) -> np.ndarray:
         """(n, count) values in [0, 1), a row per sample of the chunk."""
-        return rng.uniform01(self.seed, self.indices, count)
+        return rng.uniform01_from(self.seed, self.batch.first_index + self.lo, self.n, count)
 
     def sample(self, j: int) -> SampleContext:
         info = self.source_info[j] if self.source_info is not None else ""

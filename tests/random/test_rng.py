@@ -15,6 +15,14 @@ def test_compiled_loop_equals_numpy_reference():
                                       rng.uniform01_reference(seed, idx, 3))
 
 
+def test_a_run_of_indices_draws_what_the_index_array_draws():
+    """uniform01_from (a chunk's consecutive indices, no index array) is uniform01."""
+    for seed, first, n in ((0, 0, 5), (5, 12_345, 64), (2**62 + 3, 2**40 - 7, 9)):
+        np.testing.assert_array_equal(
+            rng.uniform01_from(seed, first, n, 3),
+            rng.uniform01_reference(seed, np.arange(first, first + n), 3))
+
+
 def test_values_are_uniform_in_unit_interval():
     u = rng.uniform01(42, np.arange(200_000), 1).ravel()
     assert u.min() >= 0.0 and u.max() < 1.0

@@ -45,6 +45,15 @@ def uniform01(seed: int, indices: np.ndarray, count: int) -> np.ndarray:
     return out
 
 
+def uniform01_from(seed: int, first: int, n: int, count: int) -> np.ndarray:
+    """``uniform01`` of the indices ``first`` to ``first + n - 1`` (a chunk's: no index
+    array to make, on the producer's serial path once a batch)."""
+    out = np.empty((n, count), np.float64)
+    loops("random.rng_loop").uniform01_from_loop(np.uint64(seed & _MASK64),
+                                                 np.uint64(first), out)
+    return out
+
+
 def uniform01_reference(seed: int, indices: np.ndarray, count: int) -> np.ndarray:
     """The same values as ``uniform01``, in plain numpy (the specification; tests use it)."""
     idx = np.asarray(indices, dtype=np.uint64)

@@ -39,3 +39,13 @@ def uniform01_loop(seed, indices, out):  # pragma: no cover - compiled
         base = stream_base(seed, indices[i])
         for j in range(count):
             out[i, j] = stream_draw(base, j + 1)
+
+
+@njit(nogil=True, cache=True)
+def uniform01_from_loop(seed, first, out):  # pragma: no cover - compiled
+    """``uniform01_loop`` for the indices ``first``, ``first + 1``, ... (a chunk's)."""
+    n, count = out.shape
+    for i in range(n):
+        base = stream_base(seed, first + np.uint64(i))
+        for j in range(count):
+            out[i, j] = stream_draw(base, j + 1)
