@@ -31,6 +31,7 @@ this project's machines), and SIMD loads never straddle a cache line.
 
 from __future__ import annotations
 
+import ctypes
 import math
 import os
 import threading
@@ -68,7 +69,8 @@ def empty(shape: tuple[int, ...], dtype: np.dtype | type) -> np.ndarray:
     block = _take(size)
     if block is None:
         block = np.empty(size + ALIGN, np.uint8)
-    start = -block.ctypes.data % ALIGN
+    # (ctypes.addressof: 0.4 us, where block.ctypes.data takes 2-7 us)
+    start = -ctypes.addressof(ctypes.c_char.from_buffer(block)) % ALIGN
     base = np.frombuffer(memoryview(block)[start:start + nbytes], np.uint8)
     ref = weakref.ref(base, _give_back)
     _pending[id(ref)] = (ref, block, id(base))
