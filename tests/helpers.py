@@ -210,3 +210,18 @@ def run_batches(build: Callable[..., Any], *batches: Sequence[Any]) -> list[list
         pipe.set_outputs(*(out if isinstance(out, list | tuple) else [out]))
     pipe.build()
     return [[np.array(t.at(i)) for i in range(len(t))] for t in pipe.run()]
+
+
+def damaged_video(folder: Any) -> Any:
+    """A copy of tests/data/video/h264_bframes.mp4 whose packets are all there (it
+    indexes) but whose frame data is garbage past the first key frame: decoding its
+    windows fails. Returns (the good file's path, the damaged copy's)."""
+    import pathlib
+
+    good = pathlib.Path(__file__).parent / "data" / "video" / "h264_bframes.mp4"
+    data = bytearray(good.read_bytes())
+    for k in range(1200, len(data) - 2000, 53):
+        data[k:k + 16] = bytes(16)
+    bad = pathlib.Path(folder) / "damaged.mp4"
+    bad.write_bytes(bytes(data))
+    return good, bad

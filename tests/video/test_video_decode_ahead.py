@@ -11,6 +11,8 @@ import pytest
 
 pytest.importorskip("av")
 
+from helpers import damaged_video  # noqa: E402
+
 from stoker import Pipeline, fn  # noqa: E402
 
 VIDEOS = pathlib.Path(__file__).parents[1] / "data" / "video"
@@ -72,12 +74,7 @@ def test_each_window_is_decoded_once_and_the_next_batch_ahead(monkeypatch):
 
 
 def test_a_window_that_fails_raises_at_its_own_batch_naming_the_file(tmp_path):
-    good = VIDEOS / "h264_bframes.mp4"
-    data = bytearray(good.read_bytes())
-    for k in range(1200, len(data) - 2000, 53):
-        data[k:k + 16] = bytes(16)
-    bad = tmp_path / "damaged.mp4"
-    bad.write_bytes(bytes(data))
+    good, bad = damaged_video(tmp_path)
 
     def batches_before_error(threads: int) -> int:
         pipe = Pipeline(batch_size=2, num_threads=threads, device_id=None, seed=1)

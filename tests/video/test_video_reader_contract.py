@@ -19,7 +19,7 @@ import pytest
 
 pytest.importorskip("av")
 
-from helpers import play  # noqa: E402
+from helpers import damaged_video, play  # noqa: E402
 
 from stoker import Pipeline, fn, pipeline_def  # noqa: E402
 from stoker.readers.video_synth import frame_indices  # noqa: E402
@@ -107,15 +107,9 @@ def test_each_epoch_is_a_permutation_of_the_windows_and_the_clips_hold_them():
 
 
 def test_on_error_skip_drops_an_undecodable_window_and_reports_it(tmp_path):
-    # A file whose packets are all there (it indexes) but whose frame data is garbage past
-    # the first key frame: the reader names it, or with on_error="skip" leaves its
-    # windows out and reports them.
-    good = VIDEOS / "h264_bframes.mp4"
-    data = bytearray(good.read_bytes())
-    for k in range(1200, len(data) - 2000, 53):
-        data[k:k + 16] = bytes(16)
-    bad = tmp_path / "damaged.mp4"
-    bad.write_bytes(bytes(data))
+    # A file that indexes but does not decode: the reader names it, or with
+    # on_error="skip" leaves its windows out and reports them.
+    good, bad = damaged_video(tmp_path)
 
     def build(on_error):
         pipe = Pipeline(batch_size=2, num_threads=1, device_id=None, seed=1,

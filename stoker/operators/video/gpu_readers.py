@@ -28,7 +28,7 @@ class WindowsMixin:
 
     reads_ahead = False
 
-    def decode(self, data: Any, windows: list, bctx: Any, following: Any = None) -> list:
+    def decode(self, data: Any, windows: list, bctx: Any) -> list:
         out = []
         for e, frames in windows:
             desc = {"path": data.entries[e].path, "frames": frames.tolist()}

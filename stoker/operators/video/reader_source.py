@@ -58,32 +58,32 @@ class VideoReader(IndexedReader):
     # -- a batch ----------------------------------------------------------------------------
     def _read(self, ids: Any, bctx: Any) -> tuple[list, list[str]]:
         data = self.index
-        ahead, self._ahead = self._ahead, None
-        decoding = None
-        if ahead is not None and ahead[0] is ids:  # begun at the last batch, for these ids
-            decoding = ahead[1]
-            windows = decoding.windows
-        else:
-            if ahead is not None:
-                ahead[1].cancel()  # (the stream moved: a checkpoint restored)
+        if not self.reads_ahead:
             windows = [data.frames(i) for i in ids.index.tolist()]
-        following = None
-        if self.reads_ahead and bctx.failures is None and self.pool is not None and \
-                self.pool.num_threads > 1:
-            # The next batch's runs queue behind this one's: threads that finish their
-            # last run of this batch go on to them instead of waiting for the others.
-            peek = self._cursor().peek(len(ids))
-            following = _Decoding(self, data, [data.frames(i) for i in peek.index.tolist()])
-            self._ahead = (peek, following)
-        video = decoding.result(bctx, following) if decoding is not None else \
-            self.decode(data, windows, bctx, following)
+            video = self.decode(data, windows, bctx)
+        else:
+            ahead, self._ahead = self._ahead, None
+            if ahead is not None and ahead[0] is ids:  # begun at the last batch, for these
+                decoding = ahead[1]
+            else:
+                if ahead is not None:
+                    ahead[1].cancel()  # (the stream moved: a checkpoint restored)
+                decoding = _Decoding(self, data, [data.frames(i) for i in ids.index.tolist()])
+            following = None
+            if bctx.failures is None and self.pool is not None and self.pool.num_threads > 1:
+                # The next batch's runs queue behind this one's: threads that finish their
+                # last run of this batch go on to them instead of waiting for the others.
+                peek = self._cursor().peek(len(ids))
+                following = _Decoding(self, data,
+                                      [data.frames(i) for i in peek.index.tolist()])
+                self._ahead = (peek, following)
+            windows = decoding.windows
+            video = decoding.result(bctx, following)
         return self.outputs(data, windows, video), [data.entries[e].path for e, _ in windows]
 
-    def decode(self, data: VideoDataset, windows: list, bctx: Any,
-               following: _Decoding | None = None) -> Any:
-        """The batch's clips: one dense array when every file has one size (``following``:
-        ``_Decoding.result``'s)."""
-        return _Decoding(self, data, windows).result(bctx, following)
+    def decode(self, data: VideoDataset, windows: list, bctx: Any) -> Any:
+        """The batch's clips: one dense array when every file has one size."""
+        return _Decoding(self, data, windows).result(bctx)
 
     def close(self) -> None:
         ahead, self._ahead = self._ahead, None
