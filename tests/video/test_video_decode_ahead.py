@@ -93,3 +93,57 @@ def test_a_window_that_fails_raises_at_its_own_batch_naming_the_file(tmp_path):
     made = batches_before_error(1)
     assert made >= 1  # the good file's windows come first
     assert batches_before_error(2) == made
+
+
+def _legacy(threads: int, op: str, **kw) -> list:
+    """Three batches of the legacy reader's clips (as float32 arrays) and labels."""
+    pipe = Pipeline(batch_size=3, num_threads=threads, device_id=None, seed=7)
+    with pipe:
+        video, label = getattr(fn.readers, op)(
+            filenames=FILES, labels=[0, 1, 2], sequence_length=4, step=7, name="R",
+            random_shuffle=True, seed=5, **kw)
+        pipe.set_outputs(video, label)
+    pipe.build()
+    out = []
+    for _ in range(3):
+        video, label = pipe.run()
+        out.append([(np.asarray(video.at(i)), int(label.at(i)[0])) for i in range(len(video))])
+    pipe.close()
+    return out
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_legacy_float_clips_are_the_uint8_clips_scaled(threads):
+    """readers.video(dtype=FLOAT) finishes each clip on the thread that decoded it: the
+    values are the uint8 clip's as float32, over 255 with normalized=True."""
+    from stoker import types
+
+    raw = _legacy(1, "video")
+    for normalized in (False, True):
+        got = _legacy(threads, "video", dtype=types.FLOAT, normalized=normalized)
+        for batch, want in zip(got, raw, strict=True):
+            for (clip, label), (u8, want_label) in zip(batch, want, strict=True):
+                expected = u8.astype(np.float32)
+                if normalized:
+                    expected *= np.float32(1 / 255)
+                assert clip.dtype == np.float32 and label == want_label
+                np.testing.assert_array_equal(clip, expected)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_video_resize_clips_are_the_clips_through_fn_resize(threads):
+    """readers.video_resize: each clip through fn.resize (the same size arguments), one
+    dense batch when the clips agree."""
+    raw = _legacy(1, "video")
+    got = _legacy(threads, "video_resize", resize_x=40, resize_y=30)
+    for batch, want in zip(got, raw, strict=True):
+        for (clip, label), (u8, want_label) in zip(batch, want, strict=True):
+            resized = Pipeline(batch_size=1, num_threads=1, device_id=None)
+            with resized:
+                frames = fn.external_source(source=[[u8]], layout="FHWC")
+                resized.set_outputs(fn.resize(frames, resize_x=40, resize_y=30))
+            resized.build()
+            expected = np.asarray(resized.run()[0].at(0))
+            resized.close()
+            assert clip.shape == (4, 30, 40, 3) and label == want_label
+            np.testing.assert_array_equal(clip, expected)

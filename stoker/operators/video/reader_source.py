@@ -13,6 +13,7 @@ sample is skipped and reported.
 from __future__ import annotations
 
 import os
+import threading
 from typing import Any
 
 import numpy as np
@@ -34,6 +35,7 @@ class VideoReader(IndexedReader):
 
     legacy = False
     reads_ahead = True  # (the next batch's windows decode on threads this one leaves idle)
+    finishes = False  # whether ``finish`` does work (then on the pool, clip by clip)
 
     def __init__(self, op: OpNode, pipeline: Any):
         self.threads = max(1, int(getattr(pipeline, "num_threads", 1) or 1))
@@ -92,6 +94,8 @@ class VideoReader(IndexedReader):
         super().close()
 
     def finish(self, clips: np.ndarray) -> Any:
+        """Decoded clips (one, or a dense batch) as the reader delivers them: the legacy
+        readers' float and resized clips (``finishes``)."""
         return clips
 
     def fill_value(self) -> np.ndarray | None:
@@ -141,6 +145,12 @@ class _Decoding:
         self.out: list[Any] = [None] * n
         self.errors: dict[int, BaseException] = {}
         self.cancelled = False
+        # With ``reader.finishes``, each clip is finished on the thread that decoded it,
+        # into one block of finished clips where they agree (``placed``).
+        self.finishing = reader.finishes
+        self.block: np.ndarray | None = None
+        self.placed = [False] * n
+        self.lock = threading.Lock()
         self.runs = plan_runs(windows, reader.threads, lambda e: data.indexes[e].seek_frame)
         pool = reader.pool
         self.job = pool.post(self._run, len(self.runs)) \
@@ -163,10 +173,26 @@ class _Decoding:
                 buffers.empty((self.length, index.height, index.width, 3), np.uint8)
             try:
                 decode_into(thread_decoder(index), frames, self.fill, self.ycbcr, target)
-                self.out[row] = target
             except Exception as err:  # the decoder is in doubt: open it afresh
                 drop_thread_decoder(index)
                 self.errors[row] = err
+                continue
+            self.out[row] = self._finished(row, target) if self.finishing else target
+
+    def _finished(self, row: int, clip: np.ndarray) -> np.ndarray:
+        """The reader's ``finish`` of one decoded clip, written into the batch's block of
+        finished clips when it has the block's shape and type (the first makes it)."""
+        done = self.reader.finish(clip)
+        if self.dense is not None and self.block is None:
+            with self.lock:
+                if self.block is None:
+                    self.block = buffers.empty((len(self.windows), *done.shape), done.dtype)
+        block = self.block
+        if block is None or block.shape[1:] != done.shape or block.dtype != done.dtype:
+            return done
+        block[row] = done
+        self.placed[row] = True
+        return block[row]
 
     def result(self, bctx: Any, following: _Decoding | None = None) -> Any:
         """The clips (one dense array when every file has one size), once every run is
@@ -195,6 +221,10 @@ class _Decoding:
                 raise SampleError(message, op=reader.op.schema.fn_name, source=path,
                                   where=reader.op.where) from err
             self.out[row] = FAILED
+        if self.finishing:  # (each clip finished already)
+            if self.block is not None and all(self.placed):
+                return self.block
+            return self.out
         if self.dense is not None and not self.errors:
             return reader.finish(self.dense)
         return [x if x is FAILED else reader.finish(x) for x in self.out]

@@ -164,6 +164,10 @@ class LegacyVideoReader(VideoReader):
 
     legacy = True
 
+    @property
+    def finishes(self) -> bool:
+        return types.to_numpy(self.args["dtype"]) == np.float32
+
     def finish(self, clips: np.ndarray) -> Any:
         if types.to_numpy(self.args["dtype"]) != np.float32:
             return clips
@@ -184,13 +188,13 @@ class LegacyVideoReader(VideoReader):
 class ResizingVideoReader(LegacyVideoReader):
     """readers.video_resize: the legacy reader's clips through fn.resize's kernel."""
 
+    finishes = True
+
     def finish(self, clips: np.ndarray) -> Any:
         from stoker.operators.image.resize import resize_kernel
 
         args = {**self.args, "_in_layouts": ("FHWC",), "dtype": None}
-        if clips.ndim == 5:  # a dense batch of clips
-            return np.stack([self.finish(c) for c in clips])
-        return super().finish(resize_kernel([clips], args, None))
+        return super().finish(resize_kernel([clips], args, None))  # (one clip)
 
 
 _EXAMPLE = Example(args={"filenames": [_SAMPLE], "sequence_length": 3, "step": 20})
