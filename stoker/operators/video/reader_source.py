@@ -93,10 +93,15 @@ class VideoReader(IndexedReader):
             ahead[1].cancel()
         super().close()
 
-    def finish(self, clips: np.ndarray) -> Any:
+    def finish(self, clips: np.ndarray, out: np.ndarray | None = None) -> Any:
         """Decoded clips (one, or a dense batch) as the reader delivers them: the legacy
-        readers' float and resized clips (``finishes``)."""
+        readers' float and resized clips (``finishes``); written into ``out`` when given
+        (``finished_as`` said its shape and type)."""
         return clips
+
+    def finished_as(self, clip: np.ndarray) -> tuple | None:
+        """(shape, dtype) of ``finish(clip)`` where known before finishing, else None."""
+        return None
 
     def fill_value(self) -> np.ndarray | None:
         fill = self.args.get("fill_value")
@@ -180,19 +185,34 @@ class _Decoding:
             self.out[row] = self._finished(row, target) if self.finishing else target
 
     def _finished(self, row: int, clip: np.ndarray) -> np.ndarray:
-        """The reader's ``finish`` of one decoded clip, written into the batch's block of
-        finished clips when it has the block's shape and type (the first makes it)."""
-        done = self.reader.finish(clip)
-        if self.dense is not None and self.block is None:
-            with self.lock:
-                if self.block is None:
-                    self.block = buffers.empty((len(self.windows), *done.shape), done.dtype)
-        block = self.block
-        if block is None or block.shape[1:] != done.shape or block.dtype != done.dtype:
-            return done
-        block[row] = done
+        """The reader's ``finish`` of one decoded clip, in the batch's block of finished
+        clips when it has the block's shape and type (the first clip makes the block):
+        written there by ``finish`` where the reader knows that shape beforehand."""
+        reader = self.reader
+        known = reader.finished_as(clip)
+        block = self._block(*known) if known is not None else None
+        if block is not None:
+            reader.finish(clip, block[row])
+        else:
+            done = reader.finish(clip)
+            block = self._block(done.shape, done.dtype)
+            if block is None:
+                return done
+            block[row] = done
         self.placed[row] = True
         return block[row]
+
+    def _block(self, shape: tuple, dtype: np.dtype) -> np.ndarray | None:
+        """The batch's block of finished clips if a clip of ``shape`` and ``dtype`` fits
+        it (made for the first one asked; None where the batch's clips differ in size)."""
+        if self.dense is None:
+            return None
+        if self.block is None:
+            with self.lock:
+                if self.block is None:
+                    self.block = buffers.empty((len(self.windows), *shape), dtype)
+        block = self.block
+        return block if block.shape[1:] == tuple(shape) and block.dtype == dtype else None
 
     def result(self, bctx: Any, following: _Decoding | None = None) -> Any:
         """The clips (one dense array when every file has one size), once every run is

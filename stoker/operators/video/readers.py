@@ -168,12 +168,18 @@ class LegacyVideoReader(VideoReader):
     def finishes(self) -> bool:
         return types.to_numpy(self.args["dtype"]) == np.float32
 
-    def finish(self, clips: np.ndarray) -> Any:
+    def finished_as(self, clip: np.ndarray) -> tuple | None:
+        return clip.shape, np.dtype(np.float32)
+
+    def finish(self, clips: np.ndarray, out: np.ndarray | None = None) -> Any:
         if types.to_numpy(self.args["dtype"]) != np.float32:
             return clips
-        out = clips.astype(np.float32)
-        if self.args["normalized"]:
-            out *= np.float32(1 / 255)
+        if out is None:
+            out = np.empty(clips.shape, np.float32)
+        if self.args["normalized"]:  # (float32(x) * float32(1 / 255), as DALI scales)
+            np.multiply(clips, np.float32(1 / 255), out=out, dtype=np.float32)
+        else:
+            np.copyto(out, clips)
         return out
 
     def outputs(self, data: Any, windows: list, video: Any) -> list:
@@ -190,11 +196,14 @@ class ResizingVideoReader(LegacyVideoReader):
 
     finishes = True
 
-    def finish(self, clips: np.ndarray) -> Any:
+    def finished_as(self, clip: np.ndarray) -> tuple | None:
+        return None  # (the resize's size: known once resized)
+
+    def finish(self, clips: np.ndarray, out: np.ndarray | None = None) -> Any:
         from stoker.operators.image.resize import resize_kernel
 
         args = {**self.args, "_in_layouts": ("FHWC",), "dtype": None}
-        return super().finish(resize_kernel([clips], args, None))  # (one clip)
+        return super().finish(resize_kernel([clips], args, None), out)  # (one clip)
 
 
 _EXAMPLE = Example(args={"filenames": [_SAMPLE], "sequence_length": 3, "step": 20})
