@@ -147,3 +147,20 @@ def test_video_resize_clips_are_the_clips_through_fn_resize(threads):
             resized.close()
             assert clip.shape == (4, 30, 40, 3) and label == want_label
             np.testing.assert_array_equal(clip, expected)
+
+
+def test_a_batch_too_large_to_hold_twice_is_not_decoded_ahead(monkeypatch):
+    """The next batch is decoded ahead only when its clips fit AHEAD_MOST_BYTES (it is one
+    batch more in memory); above it, each batch is decoded when asked, with the same
+    clips."""
+    from stoker.operators.video import reader_source
+
+    want = _batches(_pipe(1), 3)
+    monkeypatch.setattr(reader_source, "AHEAD_MOST_BYTES", 0)
+    pipe = _pipe(2)
+    got = _batches(pipe, 3)
+    reader = next(inst for inst in pipe._runtime.executor.instances.values()
+                  if isinstance(inst, reader_source.VideoReader))
+    assert reader._ahead is None
+    assert _same(got, want)
+    pipe.close()
