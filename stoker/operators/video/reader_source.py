@@ -67,7 +67,7 @@ class VideoReader(IndexedReader):
     def _read(self, ids: Any, bctx: Any) -> tuple[list, list[str]]:
         data = self.index
         if not self.reads_ahead:
-            windows = [data.frames(i) for i in ids.index.tolist()]
+            windows = self._windows(data, ids)
             video = self.decode(data, windows, bctx)
         else:
             ahead, self._ahead = self._ahead, None
@@ -76,13 +76,13 @@ class VideoReader(IndexedReader):
             else:
                 if ahead is not None:
                     ahead[1].cancel()  # (the stream moved: a checkpoint restored)
-                decoding = _Decoding(self, data, [data.frames(i) for i in ids.index.tolist()])
+                decoding = _Decoding(self, data, self._windows(data, ids))
             following = None
             if bctx.failures is None and self.pool is not None and self.pool.num_threads > 1:
                 # The next batch's runs queue behind this one's: threads that finish their
                 # last run of this batch go on to them instead of waiting for the others.
                 peek = self._cursor().peek(len(ids))
-                next_windows = [data.frames(i) for i in peek.index.tolist()]
+                next_windows = self._windows(data, peek)
                 if self._clip_bytes(data, next_windows) <= AHEAD_MOST_BYTES:
                     following = _Decoding(self, data, next_windows)
                     self._ahead = (peek, following)
@@ -93,6 +93,11 @@ class VideoReader(IndexedReader):
     def decode(self, data: VideoDataset, windows: list, bctx: Any) -> Any:
         """The batch's clips: one dense array when every file has one size."""
         return _Decoding(self, data, windows).result(bctx)
+
+    @staticmethod
+    def _windows(data: VideoDataset, ids: Any) -> list:
+        """The (file, frames) windows of the samples ``ids`` names."""
+        return [data.frames(i) for i in ids.index.tolist()]
 
     def _clip_bytes(self, data: VideoDataset, windows: list) -> int:
         """The memory the windows' clips take, decoded (uint8) and finished (the legacy
@@ -112,11 +117,11 @@ class VideoReader(IndexedReader):
             ahead[1].cancel()
         super().close()
 
-    def finish(self, clips: np.ndarray, out: np.ndarray | None = None) -> Any:
-        """Decoded clips (one, or a dense batch) as the reader delivers them: the legacy
-        readers' float and resized clips (``finishes``); written into ``out`` when given
+    def finish(self, clip: np.ndarray, out: np.ndarray | None = None) -> Any:
+        """One decoded clip as the reader delivers it, where ``finishes``: the legacy
+        readers' float and resized clips; written into ``out`` when given
         (``finished_as`` said its shape and type)."""
-        return clips
+        return clip
 
     def finished_as(self, clip: np.ndarray) -> tuple | None:
         """(shape, dtype) of ``finish(clip)`` where known before finishing, else None."""
@@ -260,13 +265,9 @@ class _Decoding:
                 raise SampleError(message, op=reader.op.schema.fn_name, source=path,
                                   where=reader.op.where) from err
             self.out[row] = FAILED
-        if self.finishing:  # (each clip finished already)
-            if self.block is not None and all(self.placed):
-                return self.block
-            return self.out
-        if self.dense is not None and not self.errors:
-            return reader.finish(self.dense)
-        return [x if x is FAILED else reader.finish(x) for x in self.out]
+        if self.finishing:  # (each clip finished on the thread that decoded it)
+            return self.block if self.block is not None and all(self.placed) else self.out
+        return self.dense if self.dense is not None and not self.errors else self.out
 
 
 def plan_runs(windows: list, threads: int, seek_frame: Any = None) -> list[list[int]]:

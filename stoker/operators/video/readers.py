@@ -171,15 +171,15 @@ class LegacyVideoReader(VideoReader):
     def finished_as(self, clip: np.ndarray) -> tuple | None:
         return clip.shape, np.dtype(np.float32)
 
-    def finish(self, clips: np.ndarray, out: np.ndarray | None = None) -> Any:
+    def finish(self, clip: np.ndarray, out: np.ndarray | None = None) -> Any:
         if types.to_numpy(self.args["dtype"]) != np.float32:
-            return clips
+            return clip
         if out is None:
-            out = np.empty(clips.shape, np.float32)
+            out = np.empty(clip.shape, np.float32)
         if self.args["normalized"]:  # (float32(x) * float32(1 / 255), as DALI scales)
-            np.multiply(clips, np.float32(1 / 255), out=out, dtype=np.float32)
+            np.multiply(clip, np.float32(1 / 255), out=out, dtype=np.float32)
         else:
-            np.copyto(out, clips)
+            np.copyto(out, clip)
         return out
 
     def outputs(self, data: Any, windows: list, video: Any) -> list:
@@ -199,11 +199,11 @@ class ResizingVideoReader(LegacyVideoReader):
     def finished_as(self, clip: np.ndarray) -> tuple | None:
         return None  # (the resize's size: known once resized)
 
-    def finish(self, clips: np.ndarray, out: np.ndarray | None = None) -> Any:
+    def finish(self, clip: np.ndarray, out: np.ndarray | None = None) -> Any:
         from stoker.operators.image.resize import resize_kernel
 
         args = {**self.args, "_in_layouts": ("FHWC",), "dtype": None}
-        return super().finish(resize_kernel([clips], args, None), out)  # (one clip)
+        return super().finish(resize_kernel([clip], args, None), out)
 
 
 _EXAMPLE = Example(args={"filenames": [_SAMPLE], "sequence_length": 3, "step": 20})
