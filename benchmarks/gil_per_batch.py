@@ -38,7 +38,6 @@ import sys
 import threading
 import time
 
-import numpy as np
 import thread_model
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
@@ -155,7 +154,7 @@ def main() -> None:
           f"threads a batch takes about {batch_ms:.1f} ms")
     for mode, (outside, measured_entries, _) in rows.items():
         held = opts.serial_ms + entries[mode] * outside * 1e3
-        times = per_image * np.random.default_rng(0).uniform(0.5, 1.5, 4096)
+        times = thread_model.sample_times(per_image)
         ratio = thread_model.simulate(times, n, t, opts.serial_ms * 1e-3,
                                       outside * opts.entry_factor, mode,
                                       switch=opts.switch_us * 1e-6)

@@ -46,6 +46,11 @@ def guided(n: int, smallest: int, threads: int) -> list[int]:
     return sizes
 
 
+def sample_times(mean: float, spread: float = 0.5, count: int = 4096) -> np.ndarray:
+    """Samples' times for ``simulate``: uniform within mean x (1 +- spread), seeded."""
+    return mean * np.random.default_rng(0).uniform(1 - spread, 1 + spread, count)
+
+
 def simulate(times: np.ndarray, batch: int, threads: int, serial: float, entry: float,
              mode: str = "shared", piece: float = 50e-6, batches: int = 60,
              min_chunk: float = 0.5e-3, switch: float = 0.0) -> float:
@@ -147,9 +152,7 @@ def main() -> None:
     ap.add_argument("--piece-us", type=float, default=50.0)
     ap.add_argument("--switch-us", type=float, default=0.0)
     opts = ap.parse_args()
-    rng = np.random.default_rng(0)
-    mean = opts.per_image_ms * 1e-3
-    times = mean * rng.uniform(1 - opts.spread, 1 + opts.spread, 4096)
+    times = sample_times(opts.per_image_ms * 1e-3, opts.spread)
     ratio = simulate(times, opts.batch, opts.threads, opts.serial_ms * 1e-3,
                      opts.entry_us * 1e-6, opts.mode, opts.piece_us * 1e-6,
                      switch=opts.switch_us * 1e-6)

@@ -15,7 +15,7 @@ model = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(model)
 
 MEAN = 1.5e-3
-TIMES = MEAN * np.random.default_rng(0).uniform(0.5, 1.5, 4096)
+TIMES = model.sample_times(MEAN)
 
 
 @pytest.mark.parametrize("mode", ["shared", "chunked"])
