@@ -17,7 +17,7 @@ Colour: RGB or YCbCr (4:4:4) as DALI's CPU decoder makes them: swscale with bili
 chroma interpolation, full horizontal chroma, accurate rounding and the BT.601 matrix
 whatever the stream's tag, the range from the pixel format (bit-exact with DALI 2.4 on
 the VP9 and MJPEG test files). RGB from 8-bit 4:2:0 comes from a compiled loop that does
-swscale's arithmetic 1.6-2.5x faster, straight into the batch (``yuv_loop.py``,
+swscale's arithmetic 2.5-3.3x faster, straight into the batch (``yuv_loop.py``,
 ``Decoder._converted``); the same bytes.
 """
 
@@ -299,7 +299,7 @@ class Decoder:
 
     def _converted(self, frame: Any, target: np.ndarray) -> bool:
         """Converts ``frame`` into ``target`` (H, W, 3) with the compiled loop where it
-        gives swscale's bytes, 1.6-2.5x faster; False: swscale's turn.
+        gives swscale's bytes, 2.5-3.3x faster; False: swscale's turn.
 
         swscale places the chroma samples where the stream says they are (FFmpeg's
         chroma location, which PyAV does not show): the first frames of each file that
