@@ -6,8 +6,9 @@ A batch of clip requests (a source, its index, the frame numbers) is decoded by 
 * ``nvdec``: PyAV's CUDA hardware decoding (``HWAccel("cuda")``), frames left on the GPU
   as NV12 planes and handed to torch through DLPack, converted to RGB on the GPU by
   ``nv12_to_rgb``. Several decoders run at once, each on its own thread (an H100 has 7
-  NVDEC engines; one session per engine is what pays), and each thread keeps its
-  decoders open (setting one up costs more than decoding a short clip).
+  NVDEC engines; one session per engine is what pays). The clips of one file go to one
+  session in frame order, and decoders stay open between batches (``_OpenDecoders``):
+  setting one up costs more than decoding a short clip.
 * ``cpu``: the CPU decoder (``kernels/cpu/video/decode.py``) on the pipeline's threads,
   then one upload: for codecs NVDEC lacks (MJPEG; AV1 before Ampere) and where there is
   no GPU (CI runs the GPU pipeline on torch CPU tensors).
@@ -16,14 +17,17 @@ A batch of clip requests (a source, its index, the frame numbers) is decoded by 
   everything but the hardware.
 
 ``STOKER_NVDEC=off`` forces ``cpu``. What has not run on a GPU yet: the ``nvdec`` backend
-itself (hwaccel frames to DLPack, several sessions at once).
+itself (hwaccel frames to DLPack, several sessions at once, the stream ordering of
+``_nv12_clip``).
 """
 
 from __future__ import annotations
 
 import os
 import threading
+from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,6 +39,9 @@ from stoker.readers.video_index import VideoIndex
 NVDEC_CODECS = {"h264", "hevc", "vp8", "vp9", "mpeg4", "mpeg2video", "mpeg1video", "vc1"}
 # Decoding sessions at once: an H100 has 7 NVDEC engines.
 SESSIONS = int(os.environ.get("STOKER_NVDEC_SESSIONS", "7"))
+# Decoders of files on disk kept open between clips, NVDEC's and the CPU fallback's each
+# (an NVDEC decoder holds its surfaces in GPU memory: about 60 MB at 1080p).
+KEPT_OPEN = 2 * SESSIONS
 
 
 @dataclass
@@ -85,7 +92,14 @@ def decode_clips(requests: list[ClipRequest], device: Any, cpu_map: Any) -> list
         by_backend.setdefault(backend_for(device, r.index.codec), []).append(i)
     cpu_rows = by_backend.get("cpu", [])
     if cpu_rows:
-        clips = cpu_map(lambda k: _cpu_clip(requests[cpu_rows[k]]), len(cpu_rows))
+        clips: list[Any] = [None] * len(cpu_rows)
+        runs = _runs([requests[i] for i in cpu_rows])
+
+        def cpu_run(k: int) -> None:
+            for j in runs[k]:
+                clips[j] = _cpu_clip(requests[cpu_rows[j]])
+
+        cpu_map(cpu_run, len(runs))
         for i, t in zip(cpu_rows, upload(clips, device), strict=True):
             out[i] = t
     for kind in ("nvdec", "fake"):
@@ -104,24 +118,124 @@ def decode_clips(requests: list[ClipRequest], device: Any, cpu_map: Any) -> list
     return out
 
 
+def _runs(requests: list[ClipRequest]) -> list[list[int]]:
+    """The requests' positions as runs: a file's clips in the order of their first frames,
+    decoded one after another by one decoder (the next often needs no seek); files whose
+    source is not a path (bytes in memory) one clip a run. Longest runs first."""
+    by_file: dict[str, list[int]] = {}
+    runs: list[list[int]] = []
+    for i, r in enumerate(requests):
+        if isinstance(r.source, str):
+            by_file.setdefault(r.source, []).append(i)
+        else:
+            runs.append([i])
+    for rows in by_file.values():
+        runs.append(sorted(rows, key=lambda i: _first_frame(requests[i])))
+    return sorted(runs, key=len, reverse=True)
+
+
+def _first_frame(r: ClipRequest) -> int:
+    wanted = r.frames[r.frames >= 0]
+    return int(wanted.min()) if len(wanted) else -1
+
+
 def _nv12_clips(requests: list[ClipRequest], kind: str, device: Any, cpu_map: Any) -> list:
     """NVDEC sessions run on their own threads (they wait on the hardware, not a core);
     the fake backend decodes on the pipeline's threads."""
+    out: list[Any] = [None] * len(requests)
+    runs = _runs(requests)
+
+    def run(k: int) -> None:
+        for i in runs[k]:
+            out[i] = _nv12_clip(requests[i], kind, device)
+
     if kind == "nvdec":
-        return list(_sessions().map(lambda r: _nv12_clip(r, kind, device), requests))
-    return cpu_map(lambda k: _nv12_clip(requests[k], kind, device), len(requests))
+        list(_sessions().map(run, range(len(runs))))
+    else:
+        cpu_map(run, len(runs))
+    return out
 
 
 def _cpu_clip(r: ClipRequest) -> np.ndarray:
-    from stoker.kernels.cpu.video.decode import Decoder, decode_into
+    from stoker.kernels.cpu.video.decode import decode_into
 
     out = np.empty((len(r.frames), r.index.height, r.index.width, 3), np.uint8)
-    dec = Decoder(r.source, r.index)
-    try:
+    with OPEN.decoder(r, hwaccel=False) as dec:
         decode_into(dec, r.frames, r.fill, r.ycbcr, out)
-    finally:
-        dec.close()
     return out
+
+
+class _OpenDecoders:
+    """Decoders of files on disk kept open between clips and batches, shared by the
+    threads: a clip takes an idle decoder of its file (or opens one) and gives it back
+    when it has its frames; at most ``most`` idle ones are kept, the least recently used
+    closed first. A decoder whose clip failed is closed, not given back. Sources that are
+    not paths (a ``decoders.video`` sample's bytes) get a decoder of their own."""
+
+    def __init__(self, most: int):
+        self.most = most
+        self.lock = threading.Lock()
+        self.idle: OrderedDict[tuple, list[Any]] = OrderedDict()
+        self.opened = 0  # decoders opened, for tests
+
+    def decoder(self, r: ClipRequest, hwaccel: bool) -> Any:
+        return _Lease(self, r, hwaccel)
+
+    def take(self, r: ClipRequest, hwaccel: bool) -> tuple[Any, tuple | None]:
+        from stoker.kernels.cpu.video.decode import Decoder
+
+        key = (r.source, id(r.index), hwaccel) if isinstance(r.source, str) else None
+        if key is not None:
+            with self.lock:
+                idle = self.idle.get(key)
+                if idle:
+                    dec = idle.pop()
+                    if not idle:
+                        del self.idle[key]
+                    return dec, key
+        with self.lock:
+            self.opened += 1
+        return Decoder(r.source, r.index, hwaccel=hwaccel), key
+
+    def give(self, dec: Any, key: tuple | None) -> None:
+        closing = [dec]
+        if key is not None:
+            with self.lock:
+                self.idle.setdefault(key, []).append(dec)
+                self.idle.move_to_end(key)
+                closing = []
+                while sum(map(len, self.idle.values())) > self.most:
+                    old_key, old = next(iter(self.idle.items()))
+                    closing.append(old.pop(0))
+                    if not old:
+                        del self.idle[old_key]
+        for d in closing:
+            d.close()
+
+    def close(self) -> None:
+        with self.lock:
+            idle, self.idle = self.idle, OrderedDict()
+        for decs in idle.values():
+            for d in decs:
+                d.close()
+
+
+class _Lease:
+    def __init__(self, pool: _OpenDecoders, r: ClipRequest, hwaccel: bool):
+        self.pool, self.r, self.hwaccel = pool, r, hwaccel
+
+    def __enter__(self) -> Any:
+        self.dec, self.key = self.pool.take(self.r, self.hwaccel)
+        return self.dec
+
+    def __exit__(self, kind: Any, *_: Any) -> None:
+        if kind is None:
+            self.pool.give(self.dec, self.key)
+        else:
+            self.dec.close()
+
+
+OPEN = _OpenDecoders(KEPT_OPEN)
 
 
 # -- NV12 frames -------------------------------------------------------------------------------
@@ -143,21 +257,25 @@ def _nv12_clip(r: ClipRequest, kind: str, device: Any) -> tuple[Any, Any, bool]:
     on ``device`` (padded rows zero), and whether the stream is full range."""
     import torch
 
-    from stoker.kernels.cpu.video.decode import Decoder
-
     h, w = r.index.height, r.index.width
     n = len(r.frames)
-    y = torch.zeros((n, h, w), dtype=torch.uint8, device=device)
-    uv = torch.zeros((n, (h + 1) // 2, (w + 1) // 2, 2), dtype=torch.uint8, device=device)
     full = r.index.pix_fmt.startswith("yuvj")
-    dec = Decoder(r.source, r.index, hwaccel=(kind == "nvdec"))
-    try:
-        for row, frame in dec.frames_of(r.frames):
+    hw = kind == "nvdec"
+    # NVDEC's frames come from FFmpeg's pool: each must stay alive until its copy has run,
+    # and FFmpeg writes them on the CUDA default stream. So the clip is copied on that
+    # stream, and waited for, before its frames go back to the pool.
+    stream = torch.cuda.stream(torch.cuda.default_stream(device)) if hw else nullcontext()
+    with stream, OPEN.decoder(r, hwaccel=hw) as dec:
+        y = torch.zeros((n, h, w), dtype=torch.uint8, device=device)
+        uv = torch.zeros((n, (h + 1) // 2, (w + 1) // 2, 2), dtype=torch.uint8, device=device)
+        frames = dec.frames_of(r.frames)
+        for row, frame in frames:
             fy, fuv = _planes(frame, kind, h, w)
             y[row] = fy.to(device, non_blocking=True) if fy.device != device else fy
             uv[row] = fuv.to(device, non_blocking=True) if fuv.device != device else fuv
-    finally:
-        dec.close()
+        if hw:
+            torch.cuda.default_stream(device).synchronize()
+        del frames
     return y, uv, full
 
 
