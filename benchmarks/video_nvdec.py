@@ -35,10 +35,11 @@ import json
 import os
 import subprocess
 import sys
-import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
+
+from video_readers import decode_all, decode_rate  # noqa: E402
 
 from stoker.cli.index_videos import video_files  # noqa: E402
 from stoker.cli.pipelines import CLIP_LENGTH, CLIP_STRIDE  # noqa: E402
@@ -91,54 +92,6 @@ def _sync(out: object) -> None:
         pass
 
 
-def _raw_rate(files: list[str], threads: int, seconds: float, decode_one: object) -> float:
-    """Frames/s of ``threads`` threads decoding whole files with ``decode_one(path)``."""
-    counts = [0] * threads
-    stop = time.perf_counter() + seconds
-    errors: list[BaseException] = []
-
-    def work(t: int) -> None:
-        k = t
-        try:
-            while time.perf_counter() < stop:
-                counts[t] += decode_one(files[k % len(files)])
-                k += threads
-        except BaseException as e:  # noqa: BLE001 - reported below
-            errors.append(e)
-
-    start = time.perf_counter()
-    pool = [threading.Thread(target=work, args=(t,)) for t in range(threads)]
-    for th in pool:
-        th.start()
-    for th in pool:
-        th.join()
-    if errors:
-        raise errors[0]
-    return sum(counts) / (time.perf_counter() - start)
-
-
-def _pyav(hw: bool) -> object:
-    import av
-
-    def decode_one(path: str) -> int:
-        kw = {}
-        if hw:
-            from av.codec.hwaccel import HWAccel
-
-            kw["hwaccel"] = HWAccel(device_type="cuda", allow_software_fallback=False,
-                                    is_hw_owned=True)
-        n = 0
-        with av.open(path, **kw) as c:
-            stream = c.streams.video[0]
-            if not hw:
-                stream.codec_context.thread_count = 1
-            for _ in c.decode(stream):
-                n += 1
-        return n
-
-    return decode_one
-
-
 def _pynvvideocodec() -> object:
     import PyNvVideoCodec as nvc
 
@@ -177,9 +130,10 @@ def main() -> int:
           f"{CLIP_LENGTH} frames, stride {CLIP_STRIDE}, batch {args.batch_size}, "
           f"{threads} pipeline threads")
     print("\nraw decoding of whole files, frames/s (threads at once):")
-    raw = [("PyAV CPU, 1 codec thread each", _pyav(False), [1, threads])]
+    raw = [("PyAV CPU, 1 codec thread each", decode_all, [1, threads])]
     if not args.fake:
-        raw.append(("PyAV CUDA hwaccel (NVDEC)", _pyav(True), sessions))
+        raw.append(("PyAV CUDA hwaccel (NVDEC)", lambda p: decode_all(p, hwaccel=True),
+                    sessions))
         try:
             raw.append(("PyNvVideoCodec SimpleDecoder", _pynvvideocodec(), sessions))
         except ImportError as e:
@@ -188,7 +142,7 @@ def main() -> int:
         cells = []
         for n in counts:
             try:
-                cells.append(f"{n}: {_raw_rate(files, n, args.seconds / 2, decode_one):,.0f}")
+                cells.append(f"{n}: {decode_rate(files, n, args.seconds / 2, decode_one):,.0f}")
             except Exception as e:  # noqa: BLE001 - one failing backend must not hide the rest
                 cells.append(f"{n}: failed ({type(e).__name__}: {str(e)[:120]})")
         print(f"  {name:32s} " + "   ".join(cells))

@@ -34,6 +34,7 @@ import sys
 import threading
 import time
 import types
+from collections.abc import Callable
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
 
@@ -41,31 +42,45 @@ from stoker.cli.index_videos import video_files  # noqa: E402
 from stoker.cli.pipelines import CLIP_LENGTH  # noqa: E402
 
 
-def decode_all(path: str) -> int:
+def decode_all(path: str, hwaccel: bool = False) -> int:
     """Decodes every frame of ``path`` on the calling thread (one codec thread, no colour
-    conversion); returns the frame count."""
+    conversion; with ``hwaccel``, on NVDEC through PyAV's CUDA hwaccel, the frames left
+    in GPU memory); returns the frame count."""
     import av
 
+    kw = {}
+    if hwaccel:
+        from av.codec.hwaccel import HWAccel
+
+        kw["hwaccel"] = HWAccel(device_type="cuda", allow_software_fallback=False,
+                                is_hw_owned=True)
     n = 0
-    with av.open(path) as container:
+    with av.open(path, **kw) as container:
         stream = container.streams.video[0]
-        stream.codec_context.thread_count = 1
+        if not hwaccel:
+            stream.codec_context.thread_count = 1
         for _ in container.decode(stream):
             n += 1
     return n
 
 
-def decode_rate(files: list[str], threads: int, seconds: float = 3.0) -> float:
+def decode_rate(files: list[str], threads: int, seconds: float = 3.0,
+                decode_one: Callable[[str], int] = decode_all) -> float:
     """Frames per second decoded by ``threads`` Python threads, each decoding whole files
-    (the set's files in turn), for about ``seconds``."""
+    (the set's files in turn, ``decode_one(path)`` giving a file's frame count), for about
+    ``seconds``. A thread's error is raised here."""
     counts = [0] * threads
     stop = time.perf_counter() + seconds
+    errors: list[BaseException] = []
 
     def work(t: int) -> None:
         k = t
-        while time.perf_counter() < stop:
-            counts[t] += decode_all(files[k % len(files)])
-            k += threads
+        try:
+            while time.perf_counter() < stop:
+                counts[t] += decode_one(files[k % len(files)])
+                k += threads
+        except BaseException as e:  # noqa: BLE001 - raised by the caller's thread
+            errors.append(e)
 
     start = time.perf_counter()
     pool = [threading.Thread(target=work, args=(t,)) for t in range(threads)]
@@ -73,6 +88,8 @@ def decode_rate(files: list[str], threads: int, seconds: float = 3.0) -> float:
         th.start()
     for th in pool:
         th.join()
+    if errors:
+        raise errors[0]
     return sum(counts) / (time.perf_counter() - start)
 
 

@@ -261,9 +261,10 @@ def _nv12_clip(r: ClipRequest, kind: str, device: Any) -> tuple[Any, Any, bool]:
     n = len(r.frames)
     full = r.index.pix_fmt.startswith("yuvj")
     hw = kind == "nvdec"
-    # NVDEC's frames come from FFmpeg's pool: each must stay alive until its copy has run,
-    # and FFmpeg writes them on the CUDA default stream. So the clip is copied on that
-    # stream, and waited for, before its frames go back to the pool.
+    # NVDEC's frames come from FFmpeg's pool: each must stay alive until its copy has run.
+    # FFmpeg writes them on its CUDA device's stream, the default stream where none is set
+    # (assumed of PyAV's device; not yet checked on a GPU). So the clip is copied on the
+    # default stream, and waited for, before its frames go back to the pool.
     stream = torch.cuda.stream(torch.cuda.default_stream(device)) if hw else nullcontext()
     with stream, OPEN.decoder(r, hwaccel=hw) as dec:
         y = torch.zeros((n, h, w), dtype=torch.uint8, device=device)
