@@ -11,9 +11,11 @@ import time
 import pytest
 
 SCRIPT = textwrap.dedent("""
-    import sys, threading, time
+    import faulthandler, signal, sys, threading, time
     import numpy as np
     from stoker import Pipeline, fn
+
+    faulthandler.register(signal.SIGUSR1, all_threads=True)  # the test's report of a hang
 
     def slow(info):
         time.sleep(0.05)  # a batch of 8 takes ~0.4 s: Ctrl-C lands while run() waits
@@ -45,7 +47,14 @@ def test_keyboard_interrupt_during_run(ending):
         assert proc.stdout.readline() == "started\n"
         time.sleep(0.6)  # inside the run() loop, waiting for a batch
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=30)
+        try:
+            out, err = proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGUSR1)  # every thread's stack to stderr
+            time.sleep(1)
+            proc.kill()
+            out, err = proc.communicate()
+            pytest.fail(f"no exit 30 s after Ctrl-C; output {out!r}; the threads:\n{err}")
     finally:
         proc.kill()
     assert proc.returncode == 0, err
