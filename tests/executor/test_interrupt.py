@@ -16,6 +16,9 @@ SCRIPT = textwrap.dedent("""
     from stoker import Pipeline, fn
 
     faulthandler.register(signal.SIGUSR1, all_threads=True)  # the test's report of a hang
+    # Ctrl-C's usual handler, whatever this process inherited: a shell starts a background
+    # job (a CI run with `&`) with SIGINT ignored, and its children inherit that.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
     def slow(info):
         time.sleep(0.05)  # a batch of 8 takes ~0.4 s: Ctrl-C lands while run() waits
