@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
                       help="video clip sets, one folder per codec x GOP x size")
     make.add_argument("--videos", type=int, default=2, help="--video: clips per set")
     make.add_argument("--frames", type=int, default=300, help="--video: frames per clip")
-    make.add_argument("--codecs", default="h264,vp9", help="--video: h264, vp9")
+    make.add_argument("--codecs", default="h264,vp9", help="--video: h264, hevc, vp9")
     make.add_argument("--gops", default="30,250", help="--video: key frame intervals")
     make.add_argument("--sizes", default="1080p,360p",
                       help="--video: 1080p, 720p, 360p, 180p")

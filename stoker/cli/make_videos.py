@@ -22,6 +22,7 @@ import numpy as np
 SIZES = {"1080p": (1920, 1080), "720p": (1280, 720), "360p": (640, 360), "180p": (320, 180)}
 CODECS = {  # name: (PyAV encoder, container extension)
     "h264": ("libx264", "mp4"),
+    "hevc": ("libx265", "mp4"),
     "vp9": ("libvpx-vp9", "webm"),
 }
 
@@ -76,6 +77,9 @@ class Encoder:
         if codec == "h264":
             stream.options = {"preset": "veryfast", "crf": "23", "x264-params":
                               f"keyint={gop}:min-keyint={gop}:scenecut=0"}
+        elif codec == "hevc":
+            stream.options = {"preset": "veryfast", "crf": "28", "x265-params":
+                              f"keyint={gop}:min-keyint={gop}:scenecut=0:log-level=error"}
         else:
             stream.options = {"deadline": "realtime", "cpu-used": "8", "crf": "32", "b": "0",
                               "row-mt": "1", "g": str(gop), "keyint_min": str(gop),

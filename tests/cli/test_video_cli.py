@@ -44,6 +44,28 @@ def test_make_dataset_video_writes_one_file_root_set_per_codec_gop_and_size(clip
             assert index.keyframes.tolist() == list(range(0, 40, gop))
 
 
+def test_make_dataset_video_writes_hevc_with_its_gop_and_readable_reference_flags(tmp_path):
+    """``--codecs hevc``: x265 clips whose key frames fall every GOP, in one temporal
+    sub-layer, so the reader can leave out frames nobody refers to (kernels/cpu/video/nal.py)."""
+    pytest.importorskip("skimage")
+    import av
+
+    from stoker.kernels.cpu.video.nal import NalLayout, is_non_reference, packet_layout
+
+    assert main(["make-dataset", str(tmp_path), "--video", "--codecs", "hevc", "--videos", "1",
+                 "--frames", "30", "--sizes", "180p", "--gops", "12"]) == 0
+    (clip,) = tmp_path.glob("hevc_gop12_180p/*/*.mp4")
+    index = video_index.scan(str(clip), str(clip))
+    assert (index.codec, index.n_frames) == ("hevc", 30)
+    assert index.keyframes.tolist() == [0, 12, 24]
+    with av.open(str(clip)) as c:
+        stream = c.streams.video[0]
+        assert packet_layout(stream) == NalLayout("hevc", 4)
+        flags = [is_non_reference(bytes(p), NalLayout("hevc", 4))
+                 for p in c.demux(stream) if p.size]
+    assert 0 < sum(flags) < len(flags)  # B-frames nobody refers to, and references
+
+
 def test_the_sets_share_their_pictures_and_differ_only_in_coding(clip_sets):
     import av
     import numpy as np

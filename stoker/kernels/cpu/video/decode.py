@@ -111,8 +111,8 @@ class Decoder:
             self.container.close()
             raise
         self.convert = _conversion(self.av)
-        # H.264 packets of frames nobody refers to and this read does not want are not
-        # decoded (nal.py); None: every packet is.
+        # H.264 and HEVC packets of frames nobody refers to and this read does not want
+        # are not decoded (nal.py); None: every packet is.
         self.layout = packet_layout(self.stream) if index.has_pts and not hwaccel else None
         self.skip_below = -1  # frames before this one that are not in `wanted` may be left
         self.wanted: set[int] = set()
