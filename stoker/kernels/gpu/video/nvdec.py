@@ -26,8 +26,9 @@ from __future__ import annotations
 import os
 import threading
 from collections import OrderedDict
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -119,24 +120,17 @@ def decode_clips(requests: list[ClipRequest], device: Any, cpu_map: Any) -> list
 
 
 def _runs(requests: list[ClipRequest]) -> list[list[int]]:
-    """The requests' positions as runs: a file's clips in the order of their first frames,
-    decoded one after another by one decoder (the next often needs no seek); files whose
-    source is not a path (bytes in memory) one clip a run. Longest runs first."""
-    by_file: dict[str, list[int]] = {}
-    runs: list[list[int]] = []
-    for i, r in enumerate(requests):
-        if isinstance(r.source, str):
-            by_file.setdefault(r.source, []).append(i)
-        else:
-            runs.append([i])
-    for rows in by_file.values():
-        runs.append(sorted(rows, key=lambda i: _first_frame(requests[i])))
+    """The requests' positions as runs (the video reader's ``plan_runs``): a file's clips
+    in the order of their first frames, decoded one after another by one decoder (the
+    next often needs no seek); sources that are not paths (bytes in memory) one clip a
+    run. Longest runs first."""
+    from stoker.operators.video.reader_source import plan_runs
+
+    # (a source that is not a path gets a key of its own: no path holds a NUL)
+    keys = [r.source if isinstance(r.source, str) else f"\0{i}"
+            for i, r in enumerate(requests)]
+    runs = plan_runs([(k, r.frames) for k, r in zip(keys, requests, strict=True)], 1)
     return sorted(runs, key=len, reverse=True)
-
-
-def _first_frame(r: ClipRequest) -> int:
-    wanted = r.frames[r.frames >= 0]
-    return int(wanted.min()) if len(wanted) else -1
 
 
 def _nv12_clips(requests: list[ClipRequest], kind: str, device: Any, cpu_map: Any) -> list:
@@ -178,8 +172,17 @@ class _OpenDecoders:
         self.idle: OrderedDict[tuple, list[Any]] = OrderedDict()
         self.opened = 0  # decoders opened, for tests
 
-    def decoder(self, r: ClipRequest, hwaccel: bool) -> Any:
-        return _Lease(self, r, hwaccel)
+    @contextmanager
+    def decoder(self, r: ClipRequest, hwaccel: bool) -> Iterator[Any]:
+        """A decoder of ``r``'s source for the ``with`` block: given back after it, closed
+        if the block raised."""
+        dec, key = self.take(r, hwaccel)
+        try:
+            yield dec
+        except BaseException:
+            dec.close()
+            raise
+        self.give(dec, key)
 
     def take(self, r: ClipRequest, hwaccel: bool) -> tuple[Any, tuple | None]:
         from stoker.kernels.cpu.video.decode import Decoder
@@ -218,21 +221,6 @@ class _OpenDecoders:
         for decs in idle.values():
             for d in decs:
                 d.close()
-
-
-class _Lease:
-    def __init__(self, pool: _OpenDecoders, r: ClipRequest, hwaccel: bool):
-        self.pool, self.r, self.hwaccel = pool, r, hwaccel
-
-    def __enter__(self) -> Any:
-        self.dec, self.key = self.pool.take(self.r, self.hwaccel)
-        return self.dec
-
-    def __exit__(self, kind: Any, *_: Any) -> None:
-        if kind is None:
-            self.pool.give(self.dec, self.key)
-        else:
-            self.dec.close()
 
 
 OPEN = _OpenDecoders(KEPT_OPEN)
